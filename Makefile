@@ -1,0 +1,74 @@
+# crosstrace — `make help` lists every target. Everything runs from the repository's .venv.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help ## list the targets
+help:
+	@grep -hE '^\.PHONY: [a-zA-Z_-]+ ## ' $(MAKEFILE_LIST) | sed -E 's/^\.PHONY: ([a-zA-Z_-]+) ## (.*)/  \1|\2/' | column -t -s '|'
+
+$(VENV)/.installed: pyproject.toml trace_parsers/_core/Cargo.toml
+	@command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)"; exit 1; }
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+.PHONY: setup ## create .venv and install crosstrace with its dev tools (and Debian packages when root)
+setup: $(VENV)/.installed
+	@bash tools/install-system-deps.sh
+
+.PHONY: build ## (re)build the Rust core into the editable install (release profile)
+build: $(VENV)/.installed
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q
+
+.PHONY: demo ## the main job: analyze every capture in captures/ and write out/report.html
+demo: build
+	$(VENV)/bin/crosstrace analyze captures -o out/campaign
+	$(VENV)/bin/crosstrace report out/campaign -o out/report.html
+	@echo "open out/report.html"
+
+.PHONY: test ## the test suite (pytest + cargo test); fails if no test ran
+test: build
+	cargo test -q --manifest-path trace_parsers/_core/Cargo.toml --no-default-features
+	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+.PHONY: test-all ## the test suite including slow tests (large captures, QEMU runs)
+test-all: PYTEST_ARGS += --runslow
+test-all: test
+
+.PHONY: lint ## ruff on Python, rustfmt on the core
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check trace_parsers analyzers tests tools bench
+	cargo fmt --manifest-path trace_parsers/_core/Cargo.toml --check
+
+.PHONY: format ## apply formatters
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff check --fix trace_parsers analyzers tests tools bench || true
+	cargo fmt --manifest-path trace_parsers/_core/Cargo.toml
+
+.PHONY: docs ## regenerate docs/schema.md from trace_parsers/model.py
+docs: $(VENV)/.installed
+	$(PY) tools/gen_schema.py
+
+.PHONY: docs-check ## fail if docs/schema.md is stale
+docs-check: $(VENV)/.installed
+	$(PY) tools/gen_schema.py --check
+
+.PHONY: bench ## benchmarks, printed as ratios against the named peers (not part of `test`)
+bench: build
+	$(PY) -m bench
+
+.PHONY: ci ## what .ci/run calls: setup, lint, docs check, tests, firmware that needs no third-party code
+ci: setup lint docs-check test fw-ci
+
+.PHONY: clean ## remove build outputs
+clean:
+	rm -rf out build dist firmware/build trace_parsers/_core/target trace_parsers/_core*.so .pytest_cache .hypothesis
+
+# ---- firmware, virtual lab and captures (firmware/README.md, captures/README.md) -------------------
+-include firmware/firmware.mk

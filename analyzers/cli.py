@@ -1,0 +1,254 @@
+"""`crosstrace` command line: the top of the import graph.
+
+Subcommands are registered in :data:`COMMANDS` as ``name -> "module:function"``; each module
+provides ``add_arguments(parser)`` through ``<function>.configure`` or the function itself
+takes the parsed namespace.  Heavy modules are imported only when their command runs, so
+``crosstrace info`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+#: name -> (module, setup function, help). The setup function adds arguments and sets ``func``.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "info": ("analyzers.cli", "_setup_info", "summarise recordings and captures"),
+    "events": ("analyzers.cli", "_setup_events", "export the decoded events to Parquet or CSV"),
+    "analyze": ("analyzers.batch", "setup_cli", "analyze capture folders (metrics + cross-validation)"),
+    "report": ("analyzers.report", "setup_cli", "render one self-contained HTML report"),
+    "compare": ("analyzers.compare", "setup_cli", "compare two runs or campaigns (CI gate)"),
+    "decode": ("analyzers.cli", "_setup_decode", "decode a protocol (UART) from a logic capture"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from trace_parsers import __version__
+
+    p = argparse.ArgumentParser(prog="crosstrace", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"crosstrace {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, setup, help_) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help_, description=help_)
+        try:
+            fn: Callable[[argparse.ArgumentParser], None] = getattr(importlib.import_module(module), setup)
+        except (ImportError, AttributeError):
+            sp.set_defaults(func=_unavailable(name))
+            continue
+        fn(sp)
+    return p
+
+
+def _unavailable(name: str) -> Callable[[argparse.Namespace], int]:
+    def run(_: argparse.Namespace) -> int:
+        print(f"crosstrace: the '{name}' command is not available in this installation", file=sys.stderr)
+        return 2
+    return run
+
+
+def _reader_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kw: dict[str, Any] = {"on_corrupt": args.on_corrupt}
+    if getattr(args, "tick_hz", None):
+        kw["tick_hz"] = args.tick_hz
+    if getattr(args, "samplerate", None):
+        kw["samplerate"] = args.samplerate
+    return kw
+
+
+def _add_read_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--on-corrupt", choices=("raise", "warn", "skip"), default="raise",
+                    help="what to do with unrecoverable damage (default: raise)")
+    sp.add_argument("--tick-hz", type=int, default=None,
+                    help="trace tick rate when the recording does not state it (TraceX)")
+    sp.add_argument("--samplerate", type=int, default=None,
+                    help="sample rate for logic captures that do not state it")
+
+
+# -- info ------------------------------------------------------------------------------------------
+
+def _setup_info(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("files", nargs="+", type=Path)
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_read_options(sp)
+    sp.set_defaults(func=cmd_info)
+
+
+def summarize(trace: Any) -> dict[str, Any]:
+    """A JSON-able summary of a trace (what `crosstrace info` shows)."""
+    import numpy as np
+
+    from trace_parsers.model import EventKind
+
+    m = trace.meta
+    ev = trace.events
+    edges: dict[str, int] = {}
+    if trace.channels:
+        is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
+        idx, cnt = np.unique(ev["marker"][is_edge], return_counts=True)
+        per = dict(zip(idx.tolist(), cnt.tolist()))
+        edges = {c.name: int(per.get(c.index, 0)) for c in trace.channels}
+    return {
+        "path": m.source_path,
+        "format": m.source_format,
+        "version": m.source_version,
+        "sha256": m.source_sha256,
+        "tick_hz": m.tick_hz,
+        "ts_unit": m.ts_unit,
+        "clock_domain": m.clock_domain,
+        "duration": trace.duration,
+        "cores": m.cores,
+        "events": len(trace),
+        "counts_by_kind": trace.counts_by_kind(),
+        "tasks": [{"id": t.ctx_id, "name": t.name, "priority": t.priority} for t in trace.tasks],
+        "isrs": [{"number": i.number, "name": i.name} for i in trace.isrs],
+        "markers": [{"id": k.id, "name": k.name} for k in trace.markers],
+        "channels": [{"index": c.index, "name": c.name, "initial_level": c.initial_level,
+                      "edges": edges.get(c.name, 0)} for c in trace.channels],
+        "diagnostics": [{"code": d.code, "severity": d.severity.name, "offset": d.offset,
+                         "count": d.count, "message": d.message} for d in trace.diagnostics],
+        "rtos": m.rtos, "board": m.board, "app": m.app,
+    }
+
+
+def _fmt_duration(d: int, unit: str) -> str:
+    if unit == "ticks":
+        return f"{d} ticks"
+    return f"{d / 1e9:.6f} s ({d} ns)"
+
+
+def print_summary(s: dict[str, Any], out: Any = sys.stdout) -> None:
+    w = out.write
+    w(f"{s['path']}\n  format    {s['format']} {s['version']}\n")
+    w(f"  tick rate {s['tick_hz'] or 'unknown (ts in ticks)'} Hz  clock {s['clock_domain']}\n")
+    w(f"  duration  {_fmt_duration(s['duration'], s['ts_unit'])}   cores {s['cores']}   "
+      f"events {s['events']}\n")
+    if s["rtos"] or s["app"]:
+        w(f"  firmware  rtos={s['rtos']} board={s['board']} app={s['app']}\n")
+    if s["tasks"]:
+        w(f"  tasks ({len(s['tasks'])}):\n")
+        for t in s["tasks"]:
+            w(f"    {t['id']:>4}  prio {t['priority']:>4}  {t['name']}\n")
+    if s["isrs"]:
+        w(f"  ISRs ({len(s['isrs'])}):\n")
+        for i in s["isrs"]:
+            w(f"    {i['number']:>4}  {i['name']}\n")
+    if s["channels"]:
+        w(f"  channels ({len(s['channels'])}):\n")
+        for c in s["channels"]:
+            w(f"    {c['index']:>4}  {c['name']:<16} initial {c['initial_level']}  edges {c['edges']}\n")
+    w("  events by kind:\n")
+    for k, n in sorted(s["counts_by_kind"].items(), key=lambda kv: -kv[1]):
+        w(f"    {k:<16} {n}\n")
+    if s["diagnostics"]:
+        w(f"  diagnostics ({len(s['diagnostics'])}):\n")
+        for d in s["diagnostics"]:
+            w(f"    {d['severity']:<9} {d['code']:<20} @0x{d['offset']:x} x{d['count']}  {d['message']}\n")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from trace_parsers import TraceError, open_trace
+
+    status = 0
+    results = []
+    for f in args.files:
+        try:
+            tr = open_trace(f, **_reader_kwargs(args))
+        except TraceError as e:
+            print(f"crosstrace: {e}", file=sys.stderr)
+            results.append({"path": str(f), "error": str(e), "code": e.code})
+            status = 1
+            continue
+        s = summarize(tr)
+        results.append(s)
+        if not args.json:
+            print_summary(s)
+    if args.json:
+        json.dump(results if len(results) != 1 else results[0], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    return status
+
+
+# -- events ----------------------------------------------------------------------------------------
+
+def _setup_events(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("file", type=Path)
+    sp.add_argument("-o", "--output", type=Path, required=True, help="OUT.parquet or OUT.csv")
+    _add_read_options(sp)
+    sp.set_defaults(func=cmd_events)
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    from trace_parsers import TraceError, open_trace
+
+    try:
+        tr = open_trace(args.file, **_reader_kwargs(args))
+    except TraceError as e:
+        print(f"crosstrace: {e}", file=sys.stderr)
+        return 1
+    write_events(tr, args.output)
+    print(f"wrote {len(tr)} events to {args.output}")
+    return 0
+
+
+def write_events(trace: Any, out: Path) -> None:
+    """Write events (with kind names) to Parquet or CSV, chosen by the suffix."""
+    import pyarrow as pa
+
+    from trace_parsers.model import CtxType, EventKind
+
+    table = trace.to_arrow()
+    kinds = [EventKind(k).name for k in range(len(EventKind))]
+    ctxs = [CtxType(k).name for k in range(len(CtxType))]
+    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()]))
+    table = table.append_column("ctx_type_name",
+                                pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()]))
+    suffix = out.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, out)
+    elif suffix == ".csv":
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, out)
+    else:
+        raise SystemExit(f"crosstrace: unsupported output {out} (expected .parquet or .csv)")
+
+
+# -- decode ----------------------------------------------------------------------------------------
+
+def _setup_decode(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("file", type=Path, help="logic capture (.sr, .vcd, ...)")
+    sp.add_argument("--uart", metavar="CHANNEL", required=True, help="channel carrying UART TX")
+    sp.add_argument("--baud", type=int, default=115200)
+    sp.set_defaults(func=cmd_decode)
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    from trace_parsers import TraceError
+    from trace_parsers.sigrok.protocol import decode_uart
+
+    try:
+        res = decode_uart(args.file, channel=args.uart, baud=args.baud)
+    except TraceError as e:
+        print(f"crosstrace: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(bytes(res.data).decode("latin-1"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Shared fixtures: the reference corpus (../shared/corpus), slow-test opt-in, hypothesis profiles."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+CAPTURES = ROOT / "captures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("dev", deadline=None, max_examples=100)
+    settings.load_profile("ci" if IN_CI else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+except ImportError:  # pragma: no cover
+    pass
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow or `make test-all`")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def corpus_dir(fmt: str) -> Path:
+    """``../shared/corpus/<fmt>``: fails in CI when missing, skips elsewhere with the reason."""
+    d = CORPUS / fmt
+    if not d.is_dir():
+        msg = (f"reference corpus not found at {d}: place the shared corpus beside the repository "
+               "(../shared/corpus)")
+        if IN_CI:
+            pytest.fail(msg + " — required in CI", pytrace=False)
+        pytest.skip(msg)
+    return d
+
+
+def corpus_facts(fmt: str) -> dict:
+    return json.loads((corpus_dir(fmt) / "facts.json").read_text())
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def sv_corpus() -> Path:
+    return corpus_dir("systemview")
+
+
+@pytest.fixture(scope="session")
+def trx_corpus() -> Path:
+    return corpus_dir("tracex")
+
+
+@pytest.fixture(scope="session")
+def logic_corpus() -> Path:
+    return corpus_dir("logic")

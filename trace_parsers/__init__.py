@@ -1,0 +1,80 @@
+"""crosstrace trace parsers: every recording format into one event model.
+
+``open_trace(path)`` recognises the format from the file's content (never its extension) and
+returns a :class:`~trace_parsers.model.Trace`.  Format readers are imported lazily, so
+``import trace_parsers`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from .errors import AnalysisError, TraceCorruptError, TraceError, TraceFormatError
+from .model import (Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severity, Task, Trace,
+                    TraceMeta)
+
+__all__ = [
+    "open_trace", "detect_format", "FORMATS", "read_systemview", "read_tracex", "read_sigrok",
+    "read_vcd", "read_saleae_csv", "read_saleae_binary", "read_dsview", "Trace", "TraceMeta",
+    "EventKind", "CtxType", "Severity", "Task", "Isr", "Marker", "Channel", "Diagnostic",
+    "TraceError", "TraceFormatError", "TraceCorruptError", "AnalysisError",
+]
+
+__version__ = "0.1.0"
+
+#: (format name, module, sniff function, reader function). Order matters: the first sniffer that
+#: accepts wins. A sniffer is ``sniff(head: bytes, path: Path) -> bool`` and looks at content only
+#: (``head`` = the first 4 KiB; zip-based formats may open ``path`` to list members).
+FORMATS: tuple[tuple[str, str, str, str], ...] = (
+    ("sigrok", "trace_parsers.sigrok", "sniff", "read_sigrok"),
+    ("dsl", "trace_parsers.dsl", "sniff", "read_dsview"),
+    ("saleae_project", "trace_parsers.saleae", "sniff_project", "read_saleae_project"),
+    ("saleae_binary", "trace_parsers.saleae", "sniff_binary", "read_saleae_binary"),
+    ("tracex", "trace_parsers.tracex", "sniff", "read_tracex"),
+    ("systemview", "trace_parsers.systemview", "sniff", "read_systemview"),
+    ("vcd", "trace_parsers.vcd", "sniff", "read_vcd"),
+    ("saleae_csv", "trace_parsers.saleae", "sniff_csv", "read_saleae_csv"),
+)
+
+_LAZY = {reader: module for _, module, _, reader in FORMATS}
+
+SNIFF_BYTES = 4096
+
+
+def detect_format(path: str | Path) -> str:
+    """Name of the format whose reader accepts ``path``'s content; raises TraceFormatError."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
+                               path=str(p)) from None
+    for name, module, sniffer, _ in FORMATS:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:  # a format whose reader is not built into this installation
+            continue
+        sniff = getattr(mod, sniffer, None)
+        if sniff is not None and sniff(head, p):
+            return name
+    raise TraceFormatError(
+        f"no reader recognises this content (first bytes {head[:16].hex(' ')}); expected "
+        "SystemView, TraceX, sigrok .sr, DSView .dsl, VCD or a Saleae export",
+        code="FMT_UNKNOWN", path=str(p), offset=0)
+
+
+def open_trace(path: str | Path, *, on_corrupt: str = "raise", **kwargs: Any) -> Trace:
+    """Read any supported recording, recognised by content; extra keywords go to the reader."""
+    name = detect_format(path)
+    module, reader = next((m, r) for n, m, _, r in FORMATS if n == name)
+    fn = getattr(importlib.import_module(module), reader)
+    return fn(path, on_corrupt=on_corrupt, **kwargs)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562 lazy readers
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'trace_parsers' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+//! crosstrace-core: sequential byte decoding for trace_parsers.
+//! Pure decode modules never import pyo3; the bindings live in `python` (feature `python`).
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,14 @@
+//! PyO3 glue: thin wrappers returning column buffers.
+use pyo3::prelude::*;
+
+/// Version of the compiled core.
+#[pyfunction]
+fn core_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+"""Errors and diagnostics: the one place where bad input is classified.
+
+Unrecoverable input raises a :class:`TraceError` subclass carrying a stable ``code``, the ``path``
+and the byte ``offset``; the message says what was expected, what was found and where
+(``file:0x1a2f``).  Recoverable damage becomes a :class:`~trace_parsers.model.Diagnostic` row.
+Every code is declared once, in :data:`CODES`, with its default severity and meaning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Literal
+
+from .model import Diagnostic, Severity
+
+OnCorrupt = Literal["raise", "warn", "skip"]
+_ON_CORRUPT = ("raise", "warn", "skip")
+
+#: code -> (severity used when reported as a diagnostic, description). Codes are stable: never
+#: rename one; add new ones in the section of their format.
+CODES: dict[str, tuple[Severity, str]] = {
+    # generic
+    "FMT_UNKNOWN": (Severity.ERROR, "no reader recognises the file's content"),
+    "IO_ERROR": (Severity.ERROR, "the file cannot be read"),
+    "TRUNCATED": (Severity.DATA_LOSS, "the input ends inside a record"),
+    "TRAILING_PADDING": (Severity.INFO, "zero padding after the last record"),
+    "CORRUPT_REGION": (Severity.DATA_LOSS, "undecodable bytes skipped until the next resync point"),
+    "BAD_OPTION": (Severity.ERROR, "an option has an invalid value"),
+    # SystemView
+    "SV_BAD_MAGIC": (Severity.ERROR, "not a SystemView recording"),
+    "SV_BAD_HEADER": (Severity.ERROR, "the ';' text header is malformed"),
+    "SV_UNKNOWN_FIXED_ID": (Severity.DATA_LOSS, "an unknown event id below 24 (no length field)"),
+    "SV_OVERFLOW": (Severity.DATA_LOSS, "the target dropped packets (OVERFLOW event)"),
+    "SV_RESYNC": (Severity.DATA_LOSS, "decoding resumed at a 10-zero sync after damage"),
+    "SV_UNKNOWN_ID": (Severity.NOTICE, "an event id with no name in the description tables"),
+    "SV_NO_INIT": (Severity.NOTICE, "no INIT packet: tick rate unknown"),
+    "SV_BAD_DESCRIPTION": (Severity.ERROR, "a SystemView description file line cannot be parsed"),
+    # TraceX
+    "TRX_BAD_MAGIC": (Severity.ERROR, "not a TraceX buffer"),
+    "TRX_BAD_HEADER": (Severity.ERROR, "the TraceX control header is inconsistent"),
+    "TRX_WRAPPED": (Severity.INFO, "the circular event buffer wrapped"),
+    "TRX_STALE_SLOTS": (Severity.INFO, "stale event slots after a re-enable were skipped"),
+    "TRX_TRUNCATED": (Severity.DATA_LOSS, "the event area is truncated"),
+    "TRX_NO_TICK_HZ": (Severity.NOTICE, "tick rate unknown: ts is in ticks"),
+    # logic captures
+    "SR_BAD_ZIP": (Severity.ERROR, "not a readable sigrok session zip"),
+    "SR_MISSING_METADATA": (Severity.ERROR, "a required metadata key is missing"),
+    "SR_BAD_UNITSIZE": (Severity.ERROR, "unsupported unitsize"),
+    "SR_NO_SAMPLERATE": (Severity.ERROR, "the capture has no sample rate and none was given"),
+    "SR_TRUNCATED_CHUNK": (Severity.DATA_LOSS, "a logic chunk is truncated or damaged"),
+    "SR_ANALOG_SKIPPED": (Severity.NOTICE, "analog channels are not converted"),
+    "VCD_BAD_SYNTAX": (Severity.ERROR, "the VCD file cannot be parsed"),
+    "CSV_BAD_ROW": (Severity.ERROR, "a CSV row cannot be parsed"),
+    "CSV_NON_MONOTONIC": (Severity.ERROR, "CSV times go backwards"),
+    "SALEAE_BAD_BINARY": (Severity.ERROR, "not a Saleae binary export"),
+    "SALEAE_UNSUPPORTED": (Severity.ERROR, "a Saleae project file; export a supported format instead"),
+    "DSL_BAD": (Severity.ERROR, "not a readable DSView .dsl capture"),
+    "DECODER_MISSING": (Severity.ERROR, "sigrok-cli (libsigrokdecode) is not installed"),
+    # analysis
+    "AN_PRECONDITION": (Severity.ERROR, "the trace lacks what the analysis needs"),
+}
+
+
+class TraceError(Exception):
+    """Base of every error a reader raises on bad input."""
+
+    default_code = "FMT_UNKNOWN"
+
+    def __init__(self, message: str, *, code: str | None = None, path: str | None = None,
+                 offset: int | None = None) -> None:
+        self.code = code or self.default_code
+        if self.code not in CODES:  # pragma: no cover - programming error, caught by tests
+            raise KeyError(f"undeclared error code {self.code!r}")
+        self.path = str(path) if path is not None else None
+        self.offset = offset
+        self.detail = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.path or "<input>"
+        if self.offset is not None:
+            where += f":0x{self.offset:x}"
+        return f"{where}: {self.detail} (ERR:{self.code})"
+
+    def with_path(self, path: str) -> "TraceError":
+        """Fill in the path if a lower layer did not know it."""
+        if self.path is None:
+            self.path = str(path)
+            self.args = (self._render(),)
+        return self
+
+    def to_diagnostic(self, count: int = 1) -> Diagnostic:
+        sev = CODES[self.code][0]
+        return Diagnostic(self.code, sev, int(self.offset or 0), count, self.detail)
+
+
+class TraceFormatError(TraceError):
+    """Not this format, or an unsupported version of it."""
+
+
+class TraceCorruptError(TraceError):
+    """The structure is damaged beyond recovery at ``offset``."""
+
+    default_code = "CORRUPT_REGION"
+
+
+class AnalysisError(Exception):
+    """An analysis precondition is not met (e.g. no markers to align on)."""
+
+    def __init__(self, message: str, *, code: str = "AN_PRECONDITION") -> None:
+        self.code = code
+        super().__init__(f"{message} (ERR:{code})")
+
+
+def check_option(name: str, value: object, allowed: tuple[object, ...]) -> None:
+    """MNE-style option validation with a message listing the allowed values."""
+    if value not in allowed:
+        vals = ", ".join(repr(a) for a in allowed[:-1]) + f" and {allowed[-1]!r}" if len(allowed) > 1 \
+            else repr(allowed[0])
+        raise ValueError(f"Invalid value for the {name!r} parameter. Allowed values are {vals}, "
+                         f"but got {value!r} instead.")
+
+
+def diagnostic(code: str, offset: int, message: str, count: int = 1,
+               severity: Severity | None = None) -> Diagnostic:
+    """Build a diagnostic for a declared code (severity from :data:`CODES` unless given)."""
+    sev = CODES[code][0] if severity is None else severity
+    return Diagnostic(code, sev, int(offset), int(count), message)
+
+
+def handle_corrupt(err: TraceCorruptError, on_corrupt: OnCorrupt,
+                   diagnostics: list[Diagnostic]) -> None:
+    """Apply the ``on_corrupt`` policy to unrecoverable damage (the single resolution point).
+
+    ``"raise"`` re-raises; ``"warn"`` records a DATA_LOSS diagnostic and emits a
+    :class:`CorruptInputWarning`; ``"skip"`` only records the diagnostic.  The caller keeps every
+    event decoded before the damage.
+    """
+    check_option("on_corrupt", on_corrupt, _ON_CORRUPT)
+    if on_corrupt == "raise":
+        raise err
+    diagnostics.append(Diagnostic(err.code, Severity.DATA_LOSS, int(err.offset or 0), 1, err.detail))
+    if on_corrupt == "warn":
+        warnings.warn(str(err), CorruptInputWarning, stacklevel=3)
+
+
+def validate_on_corrupt(on_corrupt: str) -> OnCorrupt:
+    check_option("on_corrupt", on_corrupt, _ON_CORRUPT)
+    return on_corrupt  # type: ignore[return-value]
+
+
+class CorruptInputWarning(UserWarning):
+    """Emitted under ``on_corrupt="warn"`` when damaged input was skipped."""
