@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: help ## list the targets
 help:
-	@grep -hE '^\.PHONY: [a-zA-Z_-]+ ## ' $(MAKEFILE_LIST) | sed -E 's/^\.PHONY: ([a-zA-Z_-]+) ## (.*)/  \1|\2/' | column -t -s '|'
+	@grep -hE '^\.PHONY: [a-zA-Z_-]+ ## ' $(MAKEFILE_LIST) | awk '{t=$$2; sub(/^[^#]*## /, ""); printf "  %-14s %s\n", t, $$0}'
 
 $(VENV)/.installed: pyproject.toml trace_parsers/_core/Cargo.toml
 	@command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)"; exit 1; }
@@ -27,13 +27,13 @@ build: $(VENV)/.installed
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q
 
 .PHONY: demo ## the main job: analyze every capture in captures/ and write out/report.html
-demo: build
+demo: setup build
 	$(VENV)/bin/crosstrace analyze captures -o out/campaign
 	$(VENV)/bin/crosstrace report out/campaign -o out/report.html
 	@echo "open out/report.html"
 
 .PHONY: test ## the test suite (pytest + cargo test); fails if no test ran
-test: build
+test: setup build
 	cargo test -q --manifest-path trace_parsers/_core/Cargo.toml --no-default-features
 	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
@@ -72,3 +72,4 @@ clean:
 
 # ---- firmware, virtual lab and captures (firmware/README.md, captures/README.md) -------------------
 -include firmware/firmware.mk
+-include firmware/tools/vla/vla.mk

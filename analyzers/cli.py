@@ -12,8 +12,9 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 #: name -> (module, setup function, help). The setup function adds arguments and sets ``func``.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -229,8 +230,9 @@ def _setup_decode(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
-    from trace_parsers import TraceError
     from trace_parsers.sigrok.protocol import decode_uart
+
+    from trace_parsers import TraceError
 
     try:
         res = decode_uart(args.file, channel=args.uart, baud=args.baud)

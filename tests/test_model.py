@@ -10,11 +10,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trace_parsers.errors import (CODES, TraceCorruptError, TraceFormatError, check_option,
-                                  handle_corrupt)
-from trace_parsers.model import (EVENT_COLUMNS, EVENT_DTYPE, VALUE_NULL, CtxType, EventKind, Task,
-                                 Trace, TraceMeta, empty_events, fill_ts, schema_markdown,
-                                 ticks_to_ns, validate)
+from trace_parsers.errors import CODES, TraceCorruptError, TraceFormatError, check_option, handle_corrupt
+from trace_parsers.model import (
+    EVENT_COLUMNS,
+    EVENT_DTYPE,
+    VALUE_NULL,
+    CtxType,
+    EventKind,
+    Task,
+    Trace,
+    TraceMeta,
+    empty_events,
+    fill_ts,
+    schema_markdown,
+    ticks_to_ns,
+    validate,
+)
 
 from .conftest import ROOT
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AnalysisError, TraceCorruptError, TraceError, TraceFormatError
-from .model import (Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severity, Task, Trace,
-                    TraceMeta)
+from .model import Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severity, Task, Trace, TraceMeta
 
 __all__ = [
     "open_trace", "detect_format", "FORMATS", "read_systemview", "read_tracex", "read_sigrok",

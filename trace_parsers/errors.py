@@ -82,7 +82,7 @@ class TraceError(Exception):
             where += f":0x{self.offset:x}"
         return f"{where}: {self.detail} (ERR:{self.code})"
 
-    def with_path(self, path: str) -> "TraceError":
+    def with_path(self, path: str) -> TraceError:
         """Fill in the path if a lower layer did not know it."""
         if self.path is None:
             self.path = str(path)

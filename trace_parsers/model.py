@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -251,7 +252,7 @@ class TraceMeta:
         """``"ns"`` when ``tick_hz`` is known, else ``"ticks"``."""
         return "ns" if self.tick_hz else "ticks"
 
-    def replace(self, **changes: Any) -> "TraceMeta":
+    def replace(self, **changes: Any) -> TraceMeta:
         return dataclasses.replace(self, **changes)
 
 
@@ -335,7 +336,7 @@ class Trace:
         return [d for d in self.diagnostics if d.severity >= severity]
 
     # -- exports ------------------------------------------------------------------------------
-    def to_arrow(self) -> "pyarrow.Table":
+    def to_arrow(self) -> pyarrow.Table:
         """Events as an Arrow table with ``unit`` field metadata and ``schema_version``."""
         import pyarrow as pa
 
@@ -346,17 +347,17 @@ class Trace:
             arrays.append(pa.array(col, type=getattr(pa, c.arrow)(), mask=mask))
         return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
-    def to_pandas(self) -> "pandas.DataFrame":
+    def to_pandas(self) -> pandas.DataFrame:
         """Events as a pandas DataFrame (``value`` as nullable Int64)."""
         return self.to_arrow().to_pandas(types_mapper=_pandas_nullable_mapper())
 
-    def to_polars(self) -> "polars.DataFrame":
+    def to_polars(self) -> polars.DataFrame:
         """Events as a polars DataFrame."""
         import polars as pl
 
         return pl.from_arrow(self.to_arrow())  # type: ignore[return-value]
 
-    def side_table(self, name: str) -> "pyarrow.Table":
+    def side_table(self, name: str) -> pyarrow.Table:
         """One side table (``tasks``, ``isrs``, ``markers``, ``channels``, ``diagnostics``) as Arrow."""
         import pyarrow as pa
 
@@ -370,7 +371,7 @@ class Trace:
                     for r in rows] for n in names}
         return pa.table(cols) if rows else pa.table({n: pa.array([], type=pa.null()) for n in names})
 
-    def select(self, mask: np.ndarray) -> "Trace":
+    def select(self, mask: np.ndarray) -> Trace:
         """A trace with the same side tables and only the events where ``mask`` is true."""
         return Trace(self.events[mask], self.meta, tasks=self.tasks, isrs=self.isrs,
                      markers=self.markers, channels=self.channels, diagnostics=self.diagnostics,
@@ -384,7 +385,7 @@ def _pandas_nullable_mapper() -> Any:
     return {pa.int64(): pd.Int64Dtype()}.get
 
 
-def arrow_schema() -> "pyarrow.Schema":
+def arrow_schema() -> pyarrow.Schema:
     """The events table's Arrow schema, generated from :data:`EVENT_COLUMNS`."""
     import pyarrow as pa
 
@@ -444,7 +445,7 @@ def validate(trace: Trace) -> list[str]:
 
 def schema_markdown() -> str:
     """Render ``docs/schema.md`` from the declarations in this module."""
-    out = ["# crosstrace event model (schema version %d)" % SCHEMA_VERSION, "",
+    out = [f"# crosstrace event model (schema version {SCHEMA_VERSION})", "",
            "Generated from `trace_parsers/model.py` by `make docs`; do not edit by hand.", "",
            "## Events table", "",
            "| column | NumPy | Arrow | unit | meaning |", "|---|---|---|---|---|"]

@@ -1,0 +1,1 @@
+"""crosstrace benchmarks (`make bench`): speed and memory against the named peers."""
