@@ -35,6 +35,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SV_UNKNOWN_ID": (Severity.NOTICE, "an event id with no name in the description tables"),
     "SV_NO_INIT": (Severity.NOTICE, "no INIT packet: tick rate unknown"),
     "SV_BAD_DESCRIPTION": (Severity.ERROR, "a SystemView description file line cannot be parsed"),
+    "SV_STRING_ORDER": (Severity.NOTICE, "a long string's length byte order had to be guessed"),
     # TraceX
     "TRX_BAD_MAGIC": (Severity.ERROR, "not a TraceX buffer"),
     "TRX_BAD_HEADER": (Severity.ERROR, "the TraceX control header is inconsistent"),
@@ -42,6 +43,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "TRX_STALE_SLOTS": (Severity.INFO, "stale event slots after a re-enable were skipped"),
     "TRX_TRUNCATED": (Severity.DATA_LOSS, "the event area is truncated"),
     "TRX_NO_TICK_HZ": (Severity.NOTICE, "tick rate unknown: ts is in ticks"),
+    "TRX_BAD_RESERVED": (Severity.NOTICE, "header reserved words are not 0xAAAAAAAA/0xBBBBBBBB/0xCCCCCCCC"),
+    "TRX_UNKNOWN_ID": (Severity.NOTICE, "an event id below 4096 with no name in the header tables"),
+    "TRX_TIMER_WRAPS": (Severity.INFO, "the masked timestamp wrapped; unrolled by mask + 1 per wrap"),
+    "TRX_SHORT_TIMER": (Severity.NOTICE, "short timer period: a long gap could hide an extra wrap"),
     # logic captures
     "SR_BAD_ZIP": (Severity.ERROR, "not a readable sigrok session zip"),
     "SR_MISSING_METADATA": (Severity.ERROR, "a required metadata key is missing"),

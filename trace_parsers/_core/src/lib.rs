@@ -1,5 +1,7 @@
 //! crosstrace-core: sequential byte decoding for trace_parsers.
 //! Pure decode modules never import pyo3; the bindings live in `python` (feature `python`).
 
+pub mod systemview;
+
 #[cfg(feature = "python")]
 mod python;

@@ -1,0 +1,82 @@
+"""Context-switch time: a task's yield call until the next task runs.
+
+Metrics (ids used in every output):
+
+- ``ctx_switch.yield`` — site ``ctx.yield`` to the next site ``ctx.switch_in`` (the first
+  instruction of the task that runs next). Measured on both sources; cross-validated.
+- ``ctx_switch.yield.to_switch_in`` — trace only: site ``ctx.yield`` to the kernel's next
+  ``TASK_SWITCH_IN`` event (SystemView TASK_START_EXEC, TraceX next context).
+- ``ctx_switch.preempt.isr_to_task`` — trace only: ``ISR_TO_SCHED`` (an interrupt exits into the
+  scheduler) to the next ``TASK_SWITCH_IN`` — a preemptive switch, where the trace records one.
+
+``n_tasks`` (run.json ``options.CT_NTASKS``) is carried in the summary so a campaign can tabulate
+the switch time per number of tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from trace_parsers.model import EventKind, Trace
+
+from ._metric import (Result, Series, Summary, kernel_interval, make_table, pair_next, site_interval,
+                      summary_fields)
+from .sites import Site, is_logic, load_sites, site_events
+from .stats import DropLog, drop_gap_instances
+
+YIELD = "ctx_switch.yield"
+YIELD_TO_SWITCH_IN = "ctx_switch.yield.to_switch_in"
+PREEMPT = "ctx_switch.preempt.isr_to_task"
+METRICS = (YIELD, YIELD_TO_SWITCH_IN, PREEMPT)
+
+
+@dataclass(frozen=True)
+class ContextSwitchSummary(Summary):
+    n_tasks: int | None = None
+
+
+def context_switch_times(trace: Trace, *, sites: Sequence[Site] | None = None,
+                         n_tasks: int | None = None) -> Result:
+    """Context-switch instances of a trace or a logic capture.
+
+    Returns ``(table, summary)``: per-instance rows (``analyzers._metric.INSTANCE_COLUMNS``) and a
+    :class:`ContextSwitchSummary`.
+    """
+    sites = tuple(sites) if sites is not None else load_sites()
+    se = site_events(trace, sites)
+    drop_log = DropLog()
+    series: list[Series] = []
+    s, _ = site_interval(YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
+    series.append(s)
+    if not is_logic(trace):
+        ev = trace.events
+        kind = ev["kind"]
+        ts = ev["ts"]
+        switch_in = kind == EventKind.TASK_SWITCH_IN
+        if switch_in.any():
+            yld = se.times("ctx.yield")
+            if yld.size:
+                b = ts[switch_in].astype(np.int64)
+                ia, jb, unmatched = pair_next(yld, b)
+                drop_log.add(YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
+                start, end = yld[ia], b[jb]
+                keep = drop_gap_instances(YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
+                series.append(Series(YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep],
+                                     (end[keep] - start[keep]).astype(np.float64), "ctx.yield", ia[keep]))
+            to_sched = kind == EventKind.ISR_TO_SCHED
+            if to_sched.any():
+                s, _ = kernel_interval(PREEMPT, ts, to_sched, switch_in, se.gaps, drop_log)
+                series.append(s)
+    series = [s for s in series if len(s)]
+    source = "logic" if is_logic(trace) else "trace"
+    summary = ContextSwitchSummary(source=source, n_tasks=n_tasks, **summary_fields(series, drop_log))
+    return Result(make_table(series, source), summary)
+
+
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
+    """Batch entry point (same signature in every analyzer module)."""
+    n = options.get("CT_NTASKS")
+    return context_switch_times(trace, sites=sites, n_tasks=int(n) if n is not None else None)

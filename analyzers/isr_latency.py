@@ -1,0 +1,110 @@
+"""Interrupt latency: ISR entry until the woken task runs, and ISR duration.
+
+Metrics:
+
+- ``isr.to_task.latency`` — site ``isr.enter`` (first instruction of the test ISR) to the next site
+  ``isr.task_wake`` (the woken task's first instruction after its wait). Both sources;
+  cross-validated.
+- ``isr.to_task.switch_in`` — trace only: kernel ``ISR_ENTER`` of the test IRQ to the next
+  ``TASK_SWITCH_IN``, for entries that exit into the scheduler (``ISR_TO_SCHED``).
+- ``isr.duration`` — trace only: ``ISR_ENTER`` to the next ``ISR_EXIT``/``ISR_TO_SCHED`` of the test
+  IRQ (``irq``; by default the IRQ that was running when the ``isr.enter`` site fired, else every
+  IRQ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from trace_parsers.model import CtxType, EventKind, Trace
+
+from ._metric import Result, Series, Summary, make_table, pair_next, site_interval, summary_fields
+from .sites import Site, is_logic, load_sites, site_by_name, site_events
+from .stats import DropLog, drop_gap_instances
+
+LATENCY = "isr.to_task.latency"
+SWITCH_IN = "isr.to_task.switch_in"
+DURATION = "isr.duration"
+METRICS = (LATENCY, SWITCH_IN, DURATION)
+
+
+@dataclass(frozen=True)
+class IsrSummary(Summary):
+    irq: int | None = None
+
+
+def test_irq(trace: Trace, sites: Sequence[Site]) -> int | None:
+    """The IRQ running when the ``isr.enter`` site fired (most common), if the trace says."""
+    s = site_by_name(sites, "isr.enter")
+    if s is None:
+        return None
+    ev = trace.events
+    sel = ((ev["kind"] == EventKind.MARK) & (ev["marker"] == s.id) & (ev["ctx_type"] == CtxType.ISR))
+    if not sel.any():
+        return None
+    vals, cnt = np.unique(ev["ctx_id"][sel], return_counts=True)
+    return int(vals[np.argmax(cnt)])
+
+
+def isr_to_task_latency(trace: Trace, *, sites: Sequence[Site] | None = None,
+                        irq: int | None = None) -> Result:
+    """ISR-to-task latency and ISR duration of a trace or a logic capture."""
+    sites = tuple(sites) if sites is not None else load_sites()
+    se = site_events(trace, sites)
+    drop_log = DropLog()
+    series: list[Series] = []
+    s, _ = site_interval(LATENCY, se, "isr.enter", "isr.task_wake", drop_log)
+    series.append(s)
+    if not is_logic(trace) and len(trace):
+        ev = trace.events
+        kind, ts = ev["kind"], ev["ts"].astype(np.int64)
+        if irq is None:
+            irq = test_irq(trace, sites)
+        enter = kind == EventKind.ISR_ENTER
+        if irq is not None:
+            enter &= ev["ctx_id"] == irq
+        exits = (kind == EventKind.ISR_EXIT) | (kind == EventKind.ISR_TO_SCHED)
+        if enter.any() and exits.any():
+            # every ISR exit, so a nested ISR's exit does not end the outer one: pair each entry
+            # with the first exit at the same nesting depth
+            a = np.flatnonzero(enter)
+            depth = np.cumsum(np.where(kind == EventKind.ISR_ENTER, 1, 0) - np.where(exits, 1, 0))
+            ex = np.flatnonzero(exits)
+            starts, ends, to_sched = [], [], []
+            for i in a.tolist():
+                d0 = depth[i] - 1
+                j0 = np.searchsorted(ex, i, side="right")
+                cand = ex[j0:j0 + 64]
+                hit = cand[depth[cand] == d0]
+                if hit.size == 0:
+                    drop_log.add(DURATION, "no_end_event", int(ts[i]), -1)
+                    continue
+                starts.append(i)
+                ends.append(int(hit[0]))
+                to_sched.append(kind[hit[0]] == EventKind.ISR_TO_SCHED)
+            st = ts[np.asarray(starts, dtype=np.int64)] if starts else np.zeros(0, np.int64)
+            en = ts[np.asarray(ends, dtype=np.int64)] if ends else np.zeros(0, np.int64)
+            keep = drop_gap_instances(DURATION, st, en, se.gaps, drop_log)
+            series.append(Series(DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64)))
+            sched = np.asarray(to_sched, dtype=bool)
+            sw = ts[kind == EventKind.TASK_SWITCH_IN]
+            if sched.any() and sw.size:
+                a2 = st[sched]
+                ia, jb, unmatched = pair_next(a2, sw)
+                drop_log.add(SWITCH_IN, "no_end_event", count=unmatched)
+                s0, s1 = a2[ia], sw[jb]
+                keep = drop_gap_instances(SWITCH_IN, s0, s1, se.gaps, drop_log)
+                series.append(Series(SWITCH_IN, "ns", s0[keep], s1[keep],
+                                     (s1 - s0)[keep].astype(np.float64)))
+    series = [s for s in series if len(s)]
+    source = "logic" if is_logic(trace) else "trace"
+    summary = IsrSummary(source=source, irq=irq, **summary_fields(series, drop_log))
+    return Result(make_table(series, source), summary)
+
+
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
+    irq = options.get("CT_TEST_IRQ")
+    return isr_to_task_latency(trace, sites=sites, irq=int(irq) if irq is not None else None)

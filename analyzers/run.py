@@ -1,0 +1,57 @@
+"""Run every analyzer on one source (trace or logic capture) and stack the results.
+
+>>> from analyzers.run import ANALYZERS
+>>> ANALYZERS[0]
+'analyzers.context_switch'
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from trace_parsers.model import Trace
+
+from .sites import Site, is_logic
+from .stats import Drop, Stats
+
+#: Analyzer modules; each provides ``analyze(trace, sites, options) -> Result``.
+ANALYZERS = ("analyzers.context_switch", "analyzers.periodicity", "analyzers.isr_latency",
+             "analyzers.workload", "analyzers.cpu_load")
+
+
+@dataclass
+class SourceResult:
+    """Every analyzer's output for one source."""
+
+    source: str
+    table: Any  #: stacked per-instance pyarrow Table
+    stats: dict[str, Stats] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    scalars: dict[str, tuple[float, str]] = field(default_factory=dict)
+    drop_log: list[Drop] = field(default_factory=list)
+    summaries: dict[str, Any] = field(default_factory=dict)
+    excluded: int = 0
+    unmatched: int = 0
+
+
+def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> SourceResult:
+    import pyarrow as pa
+
+    source = "logic" if is_logic(trace) else "trace"
+    tables = []
+    out = SourceResult(source, None)
+    for modname in ANALYZERS:
+        mod = importlib.import_module(modname)
+        table, summary = mod.analyze(trace, sites, options)
+        tables.append(table)
+        out.summaries[modname.rsplit(".", 1)[1]] = summary
+        out.stats.update(summary.stats)
+        out.units.update(summary.units)
+        out.scalars.update(summary.scalars)
+        out.drop_log.extend(summary.drop_log)
+        out.excluded += summary.excluded
+        out.unmatched += summary.unmatched
+    out.table = pa.concat_tables(tables)
+    return out

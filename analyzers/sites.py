@@ -1,0 +1,183 @@
+"""Instrumentation sites: the site table and the site occurrences of a trace or a logic capture.
+
+A site is one ``ct_site(id)`` call in the firmware: it records one trace event (SystemView Mark
+with the site id, TraceX user event ``4096 + id``) and toggles one pin, at the same program point.
+So occurrence *k* of a site in the trace matches edge *k* on the site's logic channel.
+
+The table comes from ``run.json`` (``"sites"``); without one it is parsed from
+``firmware/include/ct_sites.h``; without that, the built-in copy :data:`DEFAULT_SITES` is used.
+
+>>> [s.name for s in DEFAULT_SITES][:2]
+['ctx.yield', 'ctx.switch_in']
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from trace_parsers.model import VALUE_NULL, EventKind, Trace
+
+#: TraceX user events carry the site id as ``4096 + id`` (ct_sites.h).
+TRACEX_USER_BASE = 4096
+
+
+@dataclass(frozen=True)
+class Site:
+    """One row of the site table: id, dotted name, GPIO pin, logic channel name."""
+
+    id: int
+    name: str
+    pin: str = ""
+    channel: str = ""
+
+    @property
+    def channel_name(self) -> str:
+        return self.channel or self.name
+
+
+def _builtin() -> tuple[Site, ...]:
+    rows = [(1, "ctx.yield", 2), (2, "ctx.switch_in", 3), (3, "periodic.fast", 4), (4, "periodic.slow", 5),
+            (5, "isr.enter", 6), (6, "isr.task_wake", 7), (7, "fft.start", 8), (8, "fft.stop", 9),
+            (9, "fft.sample", 10), (10, "fft.uart_send", 11), (11, "calib.loop", 12)]
+    return tuple(Site(i, n, f"PG{p}", n) for i, n, p in rows)
+
+
+#: Copy of firmware/include/ct_sites.h for installations without the firmware tree.
+DEFAULT_SITES: tuple[Site, ...] = _builtin()
+
+_SITE_RE = re.compile(r'X\(\s*(\d+)\s*,\s*(\w+)\s*,\s*"([^"]+)"\s*,\s*(\d+)\s*\)')
+
+
+def parse_ct_sites_h(text: str) -> tuple[Site, ...]:
+    """Parse the ``CT_SITE_TABLE`` X-macro of ``ct_sites.h``.
+
+    >>> parse_ct_sites_h('X(1, CTX_YIELD, "ctx.yield", 2)')
+    (Site(id=1, name='ctx.yield', pin='PG2', channel='ctx.yield'),)
+    """
+    return tuple(Site(int(i), name, f"PG{pin}", name) for i, _c, name, pin in _SITE_RE.findall(text))
+
+
+def _ct_sites_h() -> Path | None:
+    env = os.environ.get("CROSSTRACE_SITES_H")
+    cands = [Path(env)] if env else []
+    cands.append(Path(__file__).resolve().parents[1] / "firmware" / "include" / "ct_sites.h")
+    return next((p for p in cands if p.is_file()), None)
+
+
+def load_sites(run: dict[str, Any] | None = None) -> tuple[Site, ...]:
+    """Site table from a parsed ``run.json``, else ``ct_sites.h``, else :data:`DEFAULT_SITES`."""
+    if run and run.get("sites"):
+        out = []
+        for s in run["sites"]:
+            out.append(Site(int(s["id"]), str(s["name"]), str(s.get("pin") or ""),
+                            str(s.get("channel") or s["name"])))
+        return tuple(out)
+    h = _ct_sites_h()
+    if h is not None:
+        sites = parse_ct_sites_h(h.read_text(encoding="utf-8", errors="replace"))
+        if sites:
+            return sites
+    return DEFAULT_SITES
+
+
+def site_by_name(sites: Sequence[Site], name: str) -> Site | None:
+    return next((s for s in sites if s.name == name), None)
+
+
+@dataclass
+class SiteEvents:
+    """Occurrences of every site in one source, in that source's ns clock.
+
+    ``ts[name]`` are the times (int64 ns, sorted), ``level[name]`` the new pin level (marker value
+    or edge direction; -1 if unknown), ``gaps`` the source's data-loss intervals.
+    """
+
+    source: str  #: "trace" or "logic"
+    ts: dict[str, np.ndarray] = field(default_factory=dict)
+    level: dict[str, np.ndarray] = field(default_factory=dict)
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+    tick_ns: float = 1.0  #: quantisation of this source's timestamps (ns)
+
+    def times(self, name: str) -> np.ndarray:
+        return self.ts.get(name, np.zeros(0, dtype=np.int64))
+
+    def counts(self) -> dict[str, int]:
+        return {k: int(v.size) for k, v in self.ts.items()}
+
+    @property
+    def empty(self) -> bool:
+        return not any(v.size for v in self.ts.values())
+
+
+def is_logic(trace: Trace) -> bool:
+    """True for a logic capture (channels and edges, no trace markers)."""
+    return bool(trace.channels) or trace.meta.clock_domain == "la_samples"
+
+
+def tick_ns(trace: Trace) -> float:
+    """Timestamp quantisation of a source in ns (one tick / one sample)."""
+    hz = trace.meta.tick_hz
+    return 1e9 / hz if hz else 1.0
+
+
+def _norm(s: str) -> str:
+    return s.strip().lower()
+
+
+def trace_site_events(trace: Trace, sites: Sequence[Site]) -> SiteEvents:
+    """Site occurrences from a trace: MARK events with ``marker == id`` (SystemView Mark, or a
+    reader that maps TraceX user events to MARK), or USER events with ``src_id == 4096 + id``."""
+    from .stats import overflow_gaps
+
+    ev = trace.events
+    kind = ev["kind"]
+    out = SiteEvents("trace", gaps=overflow_gaps(trace), tick_ns=tick_ns(trace))
+    mark = kind == EventKind.MARK
+    user = kind == EventKind.USER
+    # names in the trace's own marker table override the site table's ids when they disagree
+    by_name = {_norm(m.name): m.id for m in trace.markers}
+    for s in sites:
+        sid = by_name.get(_norm(s.name), s.id)
+        sel = (mark & (ev["marker"] == sid)) | (user & (ev["src_id"] == TRACEX_USER_BASE + s.id))
+        if not np.any(sel):
+            continue
+        out.ts[s.name] = ev["ts"][sel].astype(np.int64)
+        v = ev["value"][sel]
+        out.level[s.name] = np.where(v == VALUE_NULL, -1, v).astype(np.int64)
+    return out
+
+
+def logic_site_events(capture: Trace, sites: Sequence[Site]) -> SiteEvents:
+    """Site occurrences from a logic capture: every edge on the channel named after the site
+    (its ``channel``, dotted name or pin, case-insensitive)."""
+    ev = capture.events
+    out = SiteEvents("logic", tick_ns=tick_ns(capture))
+    chans = {_norm(c.name): c.index for c in capture.channels}
+    edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
+    for s in sites:
+        idx = next((chans[n] for n in (_norm(s.channel_name), _norm(s.name), _norm(s.pin)) if n in chans),
+                   None)
+        if idx is None:
+            continue
+        sel = edge & (ev["marker"] == idx)
+        out.ts[s.name] = ev["ts"][sel].astype(np.int64)
+        out.level[s.name] = (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64)
+    return out
+
+
+def site_events(trace: Trace | None, sites: Sequence[Site]) -> SiteEvents:
+    """Site occurrences of either kind of source (empty for ``None``)."""
+    if trace is None:
+        return SiteEvents("none")
+    return logic_site_events(trace, sites) if is_logic(trace) else trace_site_events(trace, sites)
+
+
+def channel_index(capture: Trace, names: Iterable[str]) -> int | None:
+    chans = {_norm(c.name): c.index for c in capture.channels}
+    return next((chans[_norm(n)] for n in names if _norm(n) in chans), None)

@@ -1,0 +1,142 @@
+"""Statistics shared by every analyzer: one summary shape, OVERFLOW gaps and the drop log.
+
+Every metric reports the same statistics (:class:`Stats`): ``n, mean, std, min, p1, p50, p99, max``.
+Instances that overlap a data-loss gap (an ``OVERFLOW`` event of the trace) are excluded and
+counted; :class:`DropLog` says what was excluded and why (MNE ``drop_log``).
+
+Worked example::
+
+    >>> s = summarize([10, 12, 14])
+    >>> (s.n, s.mean, s.min, s.max)
+    (3, 12.0, 10.0, 14.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from trace_parsers.model import EventKind, Trace
+
+#: The statistics every metric reports, in column order.
+STAT_FIELDS = ("n", "mean", "std", "min", "p1", "p50", "p99", "max")
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary statistics of one metric's instances (float64; unit given by the metric)."""
+
+    n: int
+    mean: float
+    std: float
+    min: float
+    p1: float
+    p50: float
+    p99: float
+    max: float
+
+    def as_dict(self, prefix: str = "") -> dict[str, float | int]:
+        return {prefix + k: getattr(self, k) for k in STAT_FIELDS}
+
+
+EMPTY_STATS = Stats(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"),
+                    float("nan"), float("nan"))
+
+
+def summarize(values: Iterable[float] | np.ndarray) -> Stats:
+    """n, mean, population std, min, p1, p50, p99, max of ``values`` (NaN when empty).
+
+    Percentiles use linear interpolation (NumPy's default).
+
+    >>> summarize([]).n
+    0
+    >>> summarize([5, 5, 5]).std
+    0.0
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return EMPTY_STATS
+    p1, p50, p99 = np.percentile(v, [1, 50, 99])
+    return Stats(int(v.size), float(v.mean()), float(v.std()), float(v.min()), float(p1), float(p50),
+                 float(p99), float(v.max()))
+
+
+@dataclass(frozen=True)
+class Drop:
+    """One exclusion: which metric, what interval, why and how many instances."""
+
+    metric: str
+    reason: str
+    start_ts: int
+    end_ts: int
+    count: int
+
+
+@dataclass
+class DropLog:
+    """What was excluded from the statistics and why."""
+
+    entries: list[Drop] = field(default_factory=list)
+
+    def add(self, metric: str, reason: str, start_ts: int = -1, end_ts: int = -1, count: int = 1) -> None:
+        if count > 0:
+            self.entries.append(Drop(metric, reason, int(start_ts), int(end_ts), int(count)))
+
+    def count(self, metric: str | None = None, reason: str | None = None) -> int:
+        return sum(e.count for e in self.entries
+                   if (metric is None or e.metric == metric) and (reason is None or e.reason == reason))
+
+    def extend(self, other: "DropLog") -> None:
+        self.entries.extend(other.entries)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return [dataclasses.asdict(e) for e in self.entries]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def overflow_gaps(trace: Trace | None) -> list[tuple[int, int]]:
+    """Data-loss intervals ``(start_ts, end_ts)`` of a trace.
+
+    An ``OVERFLOW`` row marks where the source lost packets: the gap runs from the last event
+    before it to the OVERFLOW row itself (the source reports the loss when recording resumes).
+    """
+    if trace is None or len(trace) == 0:
+        return []
+    ev = trace.events
+    idx = np.flatnonzero(ev["kind"] == EventKind.OVERFLOW)
+    gaps = []
+    for i in idx.tolist():
+        start = int(ev["ts"][i - 1]) if i > 0 else int(ev["ts"][0])
+        gaps.append((start, int(ev["ts"][i])))
+    return gaps
+
+
+def in_gaps(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Boolean mask: instance ``[start, end]`` touches one of ``gaps`` (inclusive)."""
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    mask = np.zeros(start.shape, dtype=bool)
+    for g0, g1 in gaps:
+        mask |= (start <= g1) & (end >= g0)
+    return mask
+
+
+def drop_gap_instances(metric: str, start: np.ndarray, end: np.ndarray,
+                       gaps: Sequence[tuple[int, int]], drop_log: DropLog) -> np.ndarray:
+    """Mask of instances to keep; those across an OVERFLOW gap are logged in ``drop_log``."""
+    bad = in_gaps(start, end, gaps)
+    for g0, g1 in gaps:
+        n = int(np.count_nonzero((np.asarray(start) <= g1) & (np.asarray(end) >= g0)))
+        drop_log.add(metric, "overflow_gap", g0, g1, n)
+    return ~bad
+
+
+def pct(x: float, ref: float) -> float:
+    """``100 * x / ref`` (NaN when ``ref`` is 0)."""
+    return 100.0 * x / ref if ref else float("nan")

@@ -1,0 +1,230 @@
+"""SystemView decode benchmark: events/s, MB/s, peak memory, and the ratio against ESP-IDF espytrace.
+
+Rows (``run() -> list[dict]``):
+* Rust packet loop alone (``decode_stream``) and the full ``read_systemview`` on the largest corpus
+  file and on a >= 100 MB synthetic stream generated into a temp dir (never committed);
+* peak RSS per event, measured in a fresh subprocess (decode core, and full reader);
+* whole-process time against espytrace (``sysviewtrace_proc.py -d FILE``) on the largest corpus
+  file and on a >= 20 MB synthetic recording with a ';' header that espytrace can read, when
+  ``CROSSTRACE_ESPYTRACE`` names the folder holding ``espytrace/`` and ``sysviewtrace_proc.py``
+  (``CROSSTRACE_ESPYTRACE_PYTHON``: interpreter with pyelftools for it; default: this one).
+
+Environment: ``CROSSTRACE_SV_BENCH_MB`` (default 100) and ``CROSSTRACE_SV_ESPY_MB`` (default 20)
+size the synthetic files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "systemview"
+
+ESP_HEADER = b";\n; Version     SEGGER SystemViewer V2.42\n; Author      Espressif Inc\n;\n"
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    v &= 0xFFFFFFFF
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _string(s: bytes) -> bytes:
+    return bytes([len(s)]) + s
+
+
+def synthetic_stream(target_bytes: int, *, markers: bool = True, seed: int = 1) -> tuple[bytes, int]:
+    """A FreeRTOS-like SystemView stream (ESP-IDF numbering) of about ``target_bytes``.
+
+    Returns (bytes, number of packets after the sync). A 4096-cycle body is repeated; deltas are
+    relative, so repetition keeps time monotonic. With ``markers=False`` only events espytrace
+    understands are used (no EX/END_CALL).
+    """
+    rnd = random.Random(seed)
+    head = bytearray(b"\x00" * 10)
+    n_head = 0
+
+    def pkt(buf: bytearray, evt: int, *vals: int, delta: int, s: bytes | None = None) -> None:
+        buf += bytes([evt])
+        for v in vals:
+            buf += _varint(v)
+        if s is not None:
+            buf += _string(s)
+        buf += _varint(delta)
+
+    def lpkt(buf: bytearray, evt: int, payload: bytes, delta: int) -> None:
+        buf += _varint(evt) + _varint(len(payload)) + payload + _varint(delta)
+
+    pkt(head, 10, delta=1)
+    lpkt(head, 24, b"".join(_varint(v) for v in (160_000_000, 160_000_000, 0x3FFB0000, 0)), 1)
+    pkt(head, 14, delta=1, s=b"N=bench,D=ESP32,C=Xtensa,O=FreeRTOS")
+    pkt(head, 14, delta=1, s=b"I#15=SysTick")
+    tasks = [0x100 + 0x40 * i for i in range(4)]
+    for i, t in enumerate(tasks):
+        pkt(head, 9, t, 5, delta=1, s=f"task{i}".encode())
+        pkt(head, 21, t, 0x1000, 2048, 512, delta=1)
+    n_head = 2 + 2 + 2 * len(tasks)
+    body = bytearray()
+    n_body = 0
+    for _ in range(4096):
+        t = rnd.choice(tasks)
+        d = lambda: rnd.randint(20, 400)  # noqa: E731
+        pkt(body, 2, 15, delta=d())
+        pkt(body, 6, t, delta=d())
+        pkt(body, 18, delta=d())
+        pkt(body, 4, t, delta=d())
+        n_body += 4
+        if markers:
+            lpkt(body, 31, _varint(0) + _varint(1) + _varint(1), d())  # EX MARK site 1 level 1
+            lpkt(body, 31, _varint(0) + _varint(1) + _varint(0), d())
+            n_body += 2
+        lpkt(body, 34, _varint(rnd.randint(1, 100)), d())  # vTaskDelay (ESP numbering)
+        pkt(body, 7, t, 4, delta=d())
+        pkt(body, 17, delta=d())
+        pkt(body, 2, 15, delta=d())
+        pkt(body, 3, delta=d())
+        n_body += 5
+    reps = max(1, (target_bytes - len(head)) // len(body) + 1)
+    return bytes(head) + bytes(body) * reps, n_head + n_body * reps
+
+
+def _child(code: str, *args: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+                       timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+_PEAK_DECODE = r"""
+import json, resource, sys, time
+from trace_parsers.systemview.decode import decode_stream, parse_container
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+data = open(sys.argv[1], 'rb').read()
+c = parse_container(data)
+t0 = time.perf_counter(); n = 0
+for core, s, e in c.streams:
+    n += len(decode_stream(data, core, s, e, esp_core_bit=c.esp_extension))
+dt = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"n": n, "dt": dt, "peak_kb": peak - base}))
+"""
+
+_PEAK_FULL = r"""
+import json, resource, sys, time
+from trace_parsers.systemview import read_systemview
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+tr = read_systemview(sys.argv[1])
+dt = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"n": len(tr), "dt": dt, "peak_kb": peak - base}))
+"""
+
+
+def _decode_rate(path: Path, repeat: int = 3) -> tuple[int, float]:
+    from trace_parsers.systemview.decode import decode_stream, parse_container
+
+    data = path.read_bytes()
+    c = parse_container(data)
+    best = float("inf")
+    n = 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        n = 0
+        for core, s, e in c.streams:
+            n += len(decode_stream(data, core, s, e, esp_core_bit=c.esp_extension))
+        best = min(best, time.perf_counter() - t0)
+    return n, best
+
+
+def _whole_process(cmd: list[str], cwd: Path | None = None, repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, timeout=3600)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError(f"{cmd[:3]} failed: {r.stderr[-500:]!r}")
+        best = min(best, dt)
+    return best
+
+
+def _file_rows(label: str, path: Path) -> list[dict]:
+    size = path.stat().st_size
+    n, dt = _decode_rate(path)
+    rows = [
+        {"name": f"{label}: Rust decode events/s", "value": round(n / dt), "unit": "events/s",
+         "note": f"{n} packets, {size / 1e6:.1f} MB, best of 3, one core"},
+        {"name": f"{label}: Rust decode MB/s", "value": round(size / dt / 1e6, 1), "unit": "MB/s",
+         "note": ""},
+    ]
+    full = _child(_PEAK_FULL, str(path))
+    dec = _child(_PEAK_DECODE, str(path))
+    rows += [
+        {"name": f"{label}: read_systemview events/s", "value": round(full["n"] / full["dt"]),
+         "unit": "events/s", "note": "full reader incl. context tracking and model conversion"},
+        {"name": f"{label}: peak RSS per event, decode core", "value":
+            round(dec["peak_kb"] * 1024 / max(dec["n"], 1), 1), "unit": "B/event",
+         "note": "fresh process, peak minus start-up RSS, incl. the file bytes; target <= 40"},
+        {"name": f"{label}: peak RSS per event, read_systemview", "value":
+            round(full["peak_kb"] * 1024 / max(full["n"], 1), 1), "unit": "B/event",
+         "note": "the model row alone is 51 B (EVENT_DTYPE)"},
+    ]
+    return rows
+
+
+def _espytrace_rows(label: str, path: Path) -> list[dict]:
+    espy = os.environ.get("CROSSTRACE_ESPYTRACE")
+    if not espy:
+        return [{"name": f"{label}: ratio vs espytrace (whole process)", "value": None, "unit": "x",
+                 "note": "skipped: set CROSSTRACE_ESPYTRACE to the folder with espytrace/ and "
+                         "sysviewtrace_proc.py"}]
+    folder = Path(espy)
+    py = os.environ.get("CROSSTRACE_ESPYTRACE_PYTHON", sys.executable)
+    t_peer = _whole_process([py, "sysviewtrace_proc.py", "-d", str(path)], cwd=folder)
+    ours = _whole_process([sys.executable, "-m", "analyzers.cli", "info", str(path)], cwd=ROOT, repeat=3)
+    return [{"name": f"{label}: whole process vs espytrace", "value": round(t_peer / ours, 1), "unit": "x",
+             "ratio": round(t_peer / ours, 1), "peer": "espytrace sysviewtrace_proc.py -d",
+             "note": f"crosstrace info {ours:.3f} s vs espytrace {t_peer:.2f} s"}]
+
+
+def run() -> list[dict]:
+    rows: list[dict] = []
+    files = CORPUS.glob("*.[sS][vV][dD]at") if CORPUS.is_dir() else []
+    corpus = sorted(files, key=lambda p: p.stat().st_size)
+    if corpus:
+        big = corpus[-1]
+        rows += _file_rows(f"corpus {big.name}", big)
+        rows += _espytrace_rows(f"corpus {big.name}", big)
+    mb = int(os.environ.get("CROSSTRACE_SV_BENCH_MB", "100"))
+    espy_mb = int(os.environ.get("CROSSTRACE_SV_ESPY_MB", "20"))
+    with tempfile.TemporaryDirectory(prefix="ct-sv-bench-") as td:
+        p = Path(td) / "synthetic.SVDat"
+        data, _ = synthetic_stream(mb * 1_000_000)
+        p.write_bytes(data)
+        del data
+        rows += _file_rows(f"synthetic {mb} MB", p)
+        p.unlink()
+        q = Path(td) / "synthetic_esp.SVDat"
+        data, _ = synthetic_stream(espy_mb * 1_000_000, markers=False)
+        q.write_bytes(ESP_HEADER + data)
+        del data
+        rows += _espytrace_rows(f"synthetic {espy_mb} MB ';' header", q)
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for r in run():
+        print(r)

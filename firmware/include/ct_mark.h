@@ -1,0 +1,42 @@
+/* ct_mark.h — the instrumentation hook. ct_site(id) toggles the site's GPIOG pin (one edge) and records
+ * one trace event carrying the new pin level (SystemView MARK with the site id / TraceX user event
+ * 4096+id), at the same program point: edge k of a pin matches trace marker k of that site.
+ * The site -> pin table is ct_sites.h. With CT_TRACE=0 only the pin edge remains. */
+#ifndef CT_MARK_H
+#define CT_MARK_H
+
+#include "ct_board.h"
+#include "ct_port.h"
+#include "ct_sites.h"
+
+#ifndef CT_TRACE
+#define CT_TRACE 1
+#endif
+
+/* Current level of each site's pin (index = site id); a site is driven from one context only. */
+extern volatile uint8_t ct_site_level[CT_SITE_COUNT];
+
+/* Site id -> GPIOG pin; folds to a constant for a constant id. */
+static inline unsigned ct_site_pin(unsigned id)
+{
+#define CT_SITE_PIN_CASE(sid, cname, dotted, pin) case sid: return pin;
+    switch (id) {
+        CT_SITE_TABLE(CT_SITE_PIN_CASE)
+    default: return 0u;
+    }
+#undef CT_SITE_PIN_CASE
+}
+
+/* Site id -> dotted name ("ctx.yield"); NULL for an unknown id. */
+const char *ct_site_name(unsigned id);
+
+static inline __attribute__((always_inline)) void ct_site(enum ct_site_id id)
+{
+    unsigned level = (unsigned)(ct_site_level[id] ^= 1u);
+    ct_pin_write(ct_site_pin(id), level);
+#if CT_TRACE
+    ct_port_trace_mark((unsigned)id, level);
+#endif
+}
+
+#endif

@@ -1,0 +1,186 @@
+/* ct_port_freertos.c — the porting layer on FreeRTOS: static arrays of native handles indexed by ct ids,
+ * ct priority p -> native configMAX_PRIORITIES - p, pdPASS/pdFAIL/errQUEUE_* mapped to CT_* explicitly.
+ * ISR wrappers record enter/exit once: portYIELD_FROM_ISR emits traceISR_EXIT[_TO_SCHEDULER]. */
+#include "FreeRTOS.h"
+#include "queue.h"
+#include "semphr.h"
+#include "task.h"
+
+#include "ct_board.h"
+#include "ct_port.h"
+
+static TaskHandle_t tasks[CT_MAX_TASKS];
+static SemaphoreHandle_t sems[CT_MAX_SEMS];
+static QueueHandle_t queues[CT_MAX_QUEUES];
+static BaseType_t isr_woken;
+
+#if CT_TRACE
+void ct_sv_start(void);
+#endif
+
+const char *ct_port_name(void) { return "freertos"; }
+const char *ct_port_version(void) { return tskKERNEL_VERSION_NUMBER; }
+
+static UBaseType_t native_prio(int prio)
+{
+    return (UBaseType_t)(configMAX_PRIORITIES - prio);
+}
+
+static TickType_t native_timeout(uint32_t t)
+{
+    return t == CT_WAIT_FOREVER ? portMAX_DELAY : (TickType_t)t;
+}
+
+void ct_port_start(void (*app_init)(void))
+{
+#if CT_TRACE
+    ct_sv_start();
+#endif
+    app_init();
+    vTaskStartScheduler(); /* returns only if the idle task could not be created */
+}
+
+ct_status ct_task_create(int id, const char *name, int prio, ct_task_fn fn, void *arg, unsigned stack_words)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || tasks[id] != NULL || fn == NULL || prio < CT_PRIO_HIGHEST ||
+        prio > CT_PRIO_LOWEST)
+        return CT_ERR;
+    if (stack_words == 0u) stack_words = configMINIMAL_STACK_SIZE * 2u;
+    if (xTaskCreate(fn, name, (configSTACK_DEPTH_TYPE)stack_words, arg, native_prio(prio), &tasks[id]) != pdPASS) {
+        tasks[id] = NULL;
+        return CT_ERR;
+    }
+    return CT_OK;
+}
+
+ct_status ct_task_yield(void)
+{
+    taskYIELD();
+    return CT_OK;
+}
+
+ct_status ct_task_sleep(uint32_t ticks)
+{
+    vTaskDelay((TickType_t)ticks);
+    return CT_OK;
+}
+
+ct_status ct_task_delay_until(uint32_t *wake, uint32_t period_ticks)
+{
+    TickType_t w = (TickType_t)*wake;
+    BaseType_t delayed = xTaskDelayUntil(&w, (TickType_t)period_ticks);
+    *wake = (uint32_t)w;
+    (void)delayed; /* pdFALSE = the wake time had already passed: not an error, the app sees the period */
+    return CT_OK;
+}
+
+uint32_t ct_tick_now(void) { return (uint32_t)xTaskGetTickCount(); }
+
+ct_status ct_sem_create(int id, unsigned initial)
+{
+    if (id < 0 || id >= CT_MAX_SEMS || sems[id] != NULL) return CT_ERR;
+    sems[id] = xSemaphoreCreateCounting(0xFFFFu, initial);
+    return sems[id] != NULL ? CT_OK : CT_ERR;
+}
+
+ct_status ct_sem_take(int id, uint32_t timeout)
+{
+    if (id < 0 || id >= CT_MAX_SEMS || sems[id] == NULL) return CT_ERR;
+    return xSemaphoreTake(sems[id], native_timeout(timeout)) == pdTRUE ? CT_OK : CT_ERR_TIMEOUT;
+}
+
+ct_status ct_sem_give(int id)
+{
+    if (id < 0 || id >= CT_MAX_SEMS || sems[id] == NULL) return CT_ERR;
+    return xSemaphoreGive(sems[id]) == pdTRUE ? CT_OK : CT_ERR;
+}
+
+ct_status ct_sem_give_from_isr(int id)
+{
+    BaseType_t woken = pdFALSE;
+    if (id < 0 || id >= CT_MAX_SEMS || sems[id] == NULL) return CT_ERR;
+    if (xSemaphoreGiveFromISR(sems[id], &woken) != pdTRUE) return CT_ERR;
+    isr_woken |= woken;
+    return CT_OK;
+}
+
+ct_status ct_queue_create(int id, unsigned depth)
+{
+    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] != NULL || depth == 0u) return CT_ERR;
+    queues[id] = xQueueCreate(depth, sizeof(ct_msg));
+    return queues[id] != NULL ? CT_OK : CT_ERR;
+}
+
+ct_status ct_queue_send(int id, const ct_msg *msg, uint32_t timeout)
+{
+    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] == NULL) return CT_ERR;
+    return xQueueSend(queues[id], msg, native_timeout(timeout)) == pdTRUE ? CT_OK : CT_ERR_TIMEOUT;
+}
+
+ct_status ct_queue_send_from_isr(int id, const ct_msg *msg)
+{
+    BaseType_t woken = pdFALSE;
+    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] == NULL) return CT_ERR;
+    if (xQueueSendFromISR(queues[id], msg, &woken) != pdTRUE) return CT_ERR;
+    isr_woken |= woken;
+    return CT_OK;
+}
+
+ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout)
+{
+    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] == NULL) return CT_ERR;
+    return xQueueReceive(queues[id], msg, native_timeout(timeout)) == pdTRUE ? CT_OK : CT_ERR_TIMEOUT;
+}
+
+void ct_port_isr_enter(void)
+{
+    isr_woken = pdFALSE;
+    traceISR_ENTER();
+}
+
+void ct_port_isr_exit(void)
+{
+    BaseType_t w = isr_woken;
+    isr_woken = pdFALSE;
+    portYIELD_FROM_ISR(w); /* emits traceISR_EXIT_TO_SCHEDULER or traceISR_EXIT exactly once */
+}
+
+#if !CT_TRACE
+void ct_port_trace_mark(unsigned site, unsigned value)
+{
+    (void)site;
+    (void)value;
+}
+void ct_port_trace_poll(void) {}
+void ct_port_trace_finish(ct_trace_stats *stats)
+{
+    stats->events = stats->bytes = stats->dropped = 0u;
+    stats->file = "";
+}
+#endif
+
+/* Idle: drain the trace buffer to the sink. Never WFI (QEMU time rule). */
+void vApplicationIdleHook(void)
+{
+    ct_port_trace_poll();
+}
+
+/* Kernel failures end the run with the failure sentinel instead of hanging. */
+void ct_check_failed(const char *metric, const char *call, ct_status st, const char *file, int line)
+    __attribute__((noreturn));
+
+void ct_freertos_assert(const char *file, int line)
+{
+    ct_check_failed("port.freertos", "configASSERT", CT_ERR, file, line);
+}
+
+void vApplicationMallocFailedHook(void)
+{
+    ct_check_failed("port.freertos", "pvPortMalloc", CT_ERR, __FILE__, __LINE__);
+}
+
+void vApplicationStackOverflowHook(TaskHandle_t task, char *name)
+{
+    (void)task;
+    ct_check_failed("port.freertos", name, CT_ERR, "stack overflow", 0);
+}

@@ -1,0 +1,124 @@
+"""`crosstrace analyze`: discovery, parallel analysis, cache, failures, campaign tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from analyzers import _synth as S
+from analyzers.batch import analyze_dirs, discover, load_campaign
+from analyzers.cli import main
+
+from ._campaign import make_campaign
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    root = make_campaign(tmp_path_factory.mktemp("captures"))
+    out = root.parent / "out"
+    return root, out, analyze_dirs([root], out, workers=1, scheduler="serial", quiet=True)
+
+
+def test_discovery_finds_run_json_folders(campaign):
+    root, _, _ = campaign
+    ids = [cid for cid, _ in discover([root])]
+    assert len(ids) == 10 and "qemu_netduinoplus2/freertos/ctx_switch/r1" in ids
+
+
+def test_bad_capture_is_reported_and_the_rest_complete(campaign):
+    _, out, man = campaign
+    failed = [c for c in man["captures"] if c["status"] != "ok"]
+    assert [c["capture"] for c in failed] == ["qemu_netduinoplus2/freertos/broken/r1"]
+    assert failed[0]["code"] == "FMT_UNKNOWN" and "trace.SVDat" in failed[0]["error"]
+    assert man["failed"] == 1 and len(man["captures"]) == 10
+
+
+def test_campaign_tables(campaign):
+    _, out, _ = campaign
+    d = load_campaign(out)
+    camp = d["campaign"]
+    assert {"board", "rtos", "app", "metric", "source", *("n", "mean", "std", "min", "p1", "p50", "p99", "max")} \
+        <= set(camp.columns)
+    row = camp[(camp.rtos == "threadx") & (camp.metric == "ctx_switch.yield") & (camp.source == "trace")]
+    assert len(row) == 1 and row["n"].iloc[0] == 200
+    assert set(camp.source) == {"trace", "logic", "firmware"}
+    assert (out / "campaign.csv").is_file() and (out / "campaign.parquet").is_file()
+    xv = d["crossval"]
+    assert len(xv) >= 8 and set(xv.verdict) == {"PASS"}
+    comp = d["comparison"]
+    c = comp[(comp.metric == "ctx_switch.yield") & (comp.source == "trace") & (comp.variant == "")]
+    c = c.set_index("rtos")
+    assert c.loc["freertos", "x_fastest"] == 1.0 and c.loc["threadx", "x_slowest"] == 1.0
+    ratio = c.loc["threadx", "mean_ns"] / c.loc["freertos", "mean_ns"]
+    assert c.loc["threadx", "x_fastest"] == pytest.approx(ratio) and ratio == pytest.approx(1.6, rel=0.05)
+    assert c.loc["freertos", "mean_cycles"] == pytest.approx(c.loc["freertos", "mean_ns"])  # QEMU: 1 insn/ns
+    ov = pd.read_csv(out / "overhead.csv")
+    o = ov[ov.metric == "ctx_switch.yield"]
+    assert len(o) == 1 and o["untraced_ns"].iloc[0] == 1100
+
+
+def test_per_capture_outputs(campaign):
+    _, out, _ = campaign
+    d = out / "captures" / "qemu_netduinoplus2" / "freertos" / "isr_latency" / "r1"
+    for f in ("events-trace.ctev.parquet", "events-logic-ideal.ctev.parquet", "instances.parquet",
+              "metrics.parquet", "crossval.parquet", "alignment.parquet", "pairs.parquet", "result.json"):
+        assert (d / f).is_file(), f
+    res = json.loads((d / "result.json").read_text())
+    assert res["verdict"] == "PASS" and res["provenance"]["firmware_rev"] == "synthetic"
+    assert res["provenance"]["console_done"] == [1, 0]
+
+
+def test_rerun_is_cached_and_a_change_invalidates(tmp_path):
+    root = make_campaign(tmp_path / "c", broken=False)
+    out = tmp_path / "out"
+    m1 = analyze_dirs([root], out, scheduler="serial", quiet=True)
+    assert not any(c["cached"] for c in m1["captures"])
+    m2 = analyze_dirs([root], out, scheduler="serial", quiet=True)
+    assert all(c["cached"] for c in m2["captures"])
+    sc = S.periodic(jitter_ns=999)
+    S.write_capture_folder(root / "qemu_netduinoplus2" / "threadx" / "periodic" / "r1", sc, rtos="threadx",
+                           trace=S.to_trace(sc), capture=S.to_capture(sc))
+    m3 = analyze_dirs([root], out, scheduler="serial", quiet=True)
+    fresh = [c["capture"] for c in m3["captures"] if not c["cached"]]
+    assert fresh == ["qemu_netduinoplus2/threadx/periodic/r1"]
+
+
+def test_process_pool_gives_the_serial_results(campaign, tmp_path):
+    root, out, _ = campaign
+    out2 = tmp_path / "pool"
+    analyze_dirs([root], out2, workers=2, scheduler="processes", quiet=True)
+    a = load_campaign(out)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    b = load_campaign(out2)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_local_dask_cluster_gives_identical_results(campaign, tmp_path):
+    root, out, _ = campaign
+    out2 = tmp_path / "dask"
+    analyze_dirs([root], out2, workers=2, scheduler="dask-local", quiet=True)
+    a = load_campaign(out)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    b = load_campaign(out2)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_cli_exit_codes(campaign, tmp_path, capsys):
+    root, _, _ = campaign
+    assert main(["analyze", str(root), "-o", str(tmp_path / "o"), "--scheduler", "serial", "-q"]) == 1
+    assert "1 failed" in capsys.readouterr().out
+    ok_root = make_campaign(tmp_path / "ok", broken=False)
+    assert main(["analyze", str(ok_root), "-o", str(tmp_path / "o2"), "-j", "1", "-q"]) == 0
+    assert main(["analyze", str(tmp_path / "missing"), "-o", str(tmp_path / "o3")]) == 2
+
+
+def test_folder_without_run_json_is_recognised(tmp_path):
+    sc = S.ctx_switch(n=30)
+    from analyzers._io import save_trace
+
+    d = tmp_path / "loose"
+    d.mkdir()
+    save_trace(S.to_trace(sc), d / "trace.ctev.parquet")
+    save_trace(S.to_capture(sc), d / "logic.ctev.parquet")
+    m = analyze_dirs([tmp_path], tmp_path / "out", scheduler="serial", quiet=True)
+    (c,) = m["captures"]
+    assert c["status"] == "ok" and c["verdict"] == "PASS" and c["capture"] == "loose"

@@ -1,0 +1,1021 @@
+//! SEGGER SystemView packet-stream decoding (spec: systemview.md §3 and §4.1, packet stage).
+//!
+//! Pure Rust, no pyo3: `cargo test --no-default-features` tests this module alone.
+//!
+//! The decoder walks one stream (the bytes of one core) sequentially and writes one row per packet
+//! into caller-provided column slices (`Columns`): packet id, core, cumulative timestamp, byte
+//! offset and up to three numeric payload fields. Rare packets with more fields or a string also
+//! get an `aux` record (all fields plus a string-table index). Damage never panics: it becomes a
+//! `Diag` (recoverable, e.g. trailing padding) or a `DecodeError` followed by a resynchronisation
+//! on the next 10-zero sync.
+
+/// Number of zero bytes in the start-of-stream sync (`_abSync`).
+pub const SYNC_LEN: usize = 10;
+/// TRACE_START, the packet that follows every sync.
+pub const ID_TRACE_START: u8 = 10;
+
+/// Stable error/diagnostic codes; mapped 1:1 onto `trace_parsers.errors.CODES` by the bindings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// No 10-zero sync followed by TRACE_START anywhere in the stream (`SV_BAD_MAGIC`).
+    NoSync,
+    /// Bytes skipped before/after damage until a sync (`SV_RESYNC`).
+    Resync,
+    /// Structurally impossible packet (`CORRUPT_REGION`).
+    Corrupt,
+    /// The stream ends inside a packet (`TRUNCATED`).
+    Truncated,
+    /// Only zero bytes after the last packet (`TRAILING_PADDING`).
+    Padding,
+    /// A long string whose byte order had to be guessed (`SV_STRING_ORDER`).
+    StringOrder,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::NoSync => "SV_BAD_MAGIC",
+            Code::Resync => "SV_RESYNC",
+            Code::Corrupt => "CORRUPT_REGION",
+            Code::Truncated => "TRUNCATED",
+            Code::Padding => "TRAILING_PADDING",
+            Code::StringOrder => "SV_STRING_ORDER",
+        }
+    }
+}
+
+/// A finding with its stream-relative byte offset. `fatal` marks structural damage (the caller's
+/// `on_corrupt` policy decides whether it raises).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diag {
+    pub code: Code,
+    pub offset: u64,
+    pub count: u64,
+    pub fatal: bool,
+    pub detail: String,
+}
+
+/// Byte order of the 0xFF long-string length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrOrder {
+    /// Not yet decided: guess per §3.3 and remember.
+    Auto,
+    /// `FF lo hi` (target sources <= 3.42).
+    LoHi,
+    /// `FF hi lo` (target sources >= 3.56).
+    HiLo,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// `; ESP_Extension` streams: bit 6 of the last id byte is the core.
+    pub esp_core_bit: bool,
+    pub str_order: StrOrder,
+    /// Require the stream to start with the sync (else scan for one and report a Resync).
+    pub expect_sync: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            esp_core_bit: false,
+            str_order: StrOrder::Auto,
+            expect_sync: true,
+        }
+    }
+}
+
+/// Offsets are stored as u32 when the stream is shorter than 4 GiB, else as u64.
+pub trait Offset: Copy + Default {
+    fn from_usize(v: usize) -> Self;
+}
+impl Offset for u32 {
+    #[inline(always)]
+    fn from_usize(v: usize) -> Self {
+        v as u32
+    }
+}
+impl Offset for u64 {
+    #[inline(always)]
+    fn from_usize(v: usize) -> Self {
+        v as u64
+    }
+}
+
+/// Output columns, all with the same capacity (`max_packets(len)` guarantees it suffices).
+pub struct Columns<'a, O: Offset> {
+    pub id: &'a mut [u32],
+    pub core: &'a mut [u8],
+    pub nv: &'a mut [u8],
+    pub ts: &'a mut [u64],
+    pub off: &'a mut [O],
+    pub p0: &'a mut [u32],
+    pub p1: &'a mut [u32],
+    pub p2: &'a mut [u32],
+}
+
+/// Everything that is not a fixed-size column.
+#[derive(Debug, Default)]
+pub struct Side {
+    /// Per aux record: the event row it belongs to.
+    pub aux_row: Vec<u32>,
+    /// Per aux record: start of its values in `aux_vals` (values end at the next record's start).
+    pub aux_start: Vec<u32>,
+    /// Per aux record: string index into `str_ends`, or u32::MAX.
+    pub aux_str: Vec<u32>,
+    pub aux_vals: Vec<u32>,
+    /// String bytes, back to back; string i spans `str_ends[i-1]..str_ends[i]`.
+    pub strings: Vec<u8>,
+    pub str_ends: Vec<u64>,
+    pub diags: Vec<Diag>,
+    /// Sync bytes consumed (10 per sync).
+    pub sync_bytes: u64,
+    /// Cumulative ticks after the last packet.
+    pub ts_end: u64,
+    pub str_order: Option<StrOrder>,
+}
+
+/// An upper bound on the number of packets in `len` bytes (every packet has >= 2 bytes).
+pub fn max_packets(len: usize) -> usize {
+    len / 2 + 1
+}
+
+/// Find the first 10-zero run followed by TRACE_START at or after `from`; returns its start.
+pub fn find_sync(data: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    let n = data.len();
+    let mut run = 0usize;
+    while i < n {
+        let b = data[i];
+        if b == 0 {
+            run += 1;
+        } else {
+            if b == ID_TRACE_START && run >= SYNC_LEN {
+                return Some(i - SYNC_LEN);
+            }
+            run = 0;
+        }
+        i += 1;
+    }
+    None
+}
+
+enum Fail {
+    /// EOF inside a packet.
+    Eof(&'static str),
+    /// Impossible structure.
+    Bad(String),
+}
+
+struct Cur<'d> {
+    d: &'d [u8],
+    pos: usize,
+    end: usize,
+}
+
+impl<'d> Cur<'d> {
+    #[inline(always)]
+    fn byte(&mut self) -> Result<u8, Fail> {
+        if self.pos < self.end {
+            let b = self.d[self.pos];
+            self.pos += 1;
+            Ok(b)
+        } else {
+            Err(Fail::Eof("EOF in packet"))
+        }
+    }
+
+    /// Unsigned LEB128, at most 5 bytes.
+    #[inline(always)]
+    fn varint(&mut self) -> Result<u32, Fail> {
+        if self.pos < self.end {
+            let b = self.d[self.pos];
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u32);
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u32, Fail> {
+        let mut v: u64 = 0;
+        for i in 0..5 {
+            if self.pos >= self.end {
+                return Err(Fail::Eof("EOF in varint"));
+            }
+            let b = self.d[self.pos];
+            self.pos += 1;
+            v |= ((b & 0x7F) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v as u32);
+            }
+        }
+        Err(Fail::Bad(format!(
+            "varint longer than 5 bytes at 0x{:x}",
+            self.pos - 5
+        )))
+    }
+}
+
+/// The stream decoder. `data[start..end]` is one stream; offsets are relative to `start`.
+pub struct Decoder<'d> {
+    data: &'d [u8],
+    start: usize,
+    end: usize,
+    opts: Options,
+    order: StrOrder,
+    ts: u64,
+}
+
+impl<'d> Decoder<'d> {
+    pub fn new(data: &'d [u8], start: usize, end: usize, opts: Options) -> Self {
+        let end = end.min(data.len());
+        let start = start.min(end);
+        Decoder {
+            data,
+            start,
+            end,
+            opts,
+            order: opts.str_order,
+            ts: 0,
+        }
+    }
+
+    /// Decode the whole stream into `cols` (capacity >= `max_packets(end - start)`) and `side`.
+    /// Returns the number of rows written.
+    pub fn run<O: Offset>(&mut self, cols: &mut Columns<'_, O>, side: &mut Side) -> usize {
+        let cap = cols
+            .id
+            .len()
+            .min(cols.core.len())
+            .min(cols.nv.len())
+            .min(cols.ts.len())
+            .min(cols.off.len())
+            .min(cols.p0.len())
+            .min(cols.p1.len())
+            .min(cols.p2.len());
+        let (start, end) = (self.start, self.end);
+        let mut n = 0usize;
+        let mut pos = start;
+        // Stream start: the 10-zero sync.
+        if self.opts.expect_sync
+            && end - start >= SYNC_LEN
+            && self.data[start..start + SYNC_LEN].iter().all(|&b| b == 0)
+        {
+            pos += SYNC_LEN;
+            side.sync_bytes += SYNC_LEN as u64;
+        } else {
+            match find_sync(&self.data[..end], start) {
+                Some(s) => {
+                    if self.opts.expect_sync || s > start {
+                        side.diags.push(Diag {
+                            code: Code::Resync,
+                            offset: 0,
+                            count: (s - start) as u64,
+                            fatal: false,
+                            detail: format!(
+                                "expected the 10-zero sync at the stream start; skipped {} bytes to the first sync",
+                                s - start
+                            ),
+                        });
+                    }
+                    pos = s + SYNC_LEN;
+                    side.sync_bytes += SYNC_LEN as u64;
+                }
+                None => {
+                    side.diags.push(Diag {
+                        code: Code::NoSync,
+                        offset: 0,
+                        count: (end - start) as u64,
+                        fatal: true,
+                        detail: "expected a SystemView stream (10 zero bytes followed by TRACE_START 0x0A), found none"
+                            .to_string(),
+                    });
+                    side.ts_end = self.ts;
+                    return 0;
+                }
+            }
+        }
+        while pos < end {
+            if n >= cap {
+                side.diags.push(Diag {
+                    code: Code::Corrupt,
+                    offset: (pos - start) as u64,
+                    count: (end - pos) as u64,
+                    fatal: true,
+                    detail: "output capacity exhausted".to_string(),
+                });
+                break;
+            }
+            let pkt = pos;
+            match self.packet(pos, n, cols, side) {
+                Ok(next) => {
+                    cols.off[n] = O::from_usize(pkt - start);
+                    n += 1;
+                    pos = next;
+                }
+                Err(f) => {
+                    let rel = (pkt - start) as u64;
+                    let rest = &self.data[pkt..end];
+                    // Drop any aux/strings the failed packet started to write.
+                    self.rollback(n, side);
+                    match f {
+                        Fail::Eof(what) => {
+                            if rest.iter().all(|&b| b == 0) {
+                                side.diags.push(Diag {
+                                    code: Code::Padding,
+                                    offset: rel,
+                                    count: rest.len() as u64,
+                                    fatal: false,
+                                    detail: format!(
+                                        "{} zero bytes after the last complete packet",
+                                        rest.len()
+                                    ),
+                                });
+                            } else {
+                                side.diags.push(Diag {
+                                    code: Code::Truncated,
+                                    offset: rel,
+                                    count: rest.len() as u64,
+                                    fatal: false,
+                                    detail: format!(
+                                        "{} in the final packet ({} bytes, id byte 0x{:02x})",
+                                        what,
+                                        rest.len(),
+                                        rest[0]
+                                    ),
+                                });
+                            }
+                            break;
+                        }
+                        Fail::Bad(msg) => {
+                            side.diags.push(Diag {
+                                code: Code::Corrupt,
+                                offset: rel,
+                                count: 1,
+                                fatal: true,
+                                detail: msg,
+                            });
+                            match find_sync(&self.data[..end], pkt + 1) {
+                                Some(s) => {
+                                    side.diags.push(Diag {
+                                        code: Code::Resync,
+                                        offset: rel,
+                                        count: (s - pkt) as u64,
+                                        fatal: false,
+                                        detail: format!(
+                                            "skipped {} damaged bytes to the next sync at stream offset 0x{:x}",
+                                            s - pkt,
+                                            s - start
+                                        ),
+                                    });
+                                    pos = s + SYNC_LEN;
+                                    side.sync_bytes += SYNC_LEN as u64;
+                                }
+                                None => {
+                                    side.diags.push(Diag {
+                                        code: Code::Resync,
+                                        offset: rel,
+                                        count: (end - pkt) as u64,
+                                        fatal: false,
+                                        detail: format!(
+                                            "no sync after the damage: {} bytes to the end of the stream not decoded",
+                                            end - pkt
+                                        ),
+                                    });
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        side.ts_end = self.ts;
+        side.str_order = match self.order {
+            StrOrder::Auto => None,
+            o => Some(o),
+        };
+        n
+    }
+
+    fn rollback(&self, n: usize, side: &mut Side) {
+        while let Some(&r) = side.aux_row.last() {
+            if (r as usize) < n {
+                break;
+            }
+            side.aux_row.pop();
+            let st = side.aux_start.pop().unwrap_or(0) as usize;
+            side.aux_vals.truncate(st);
+            side.aux_str.pop();
+        }
+        // Strings are only referenced from aux; trailing unreferenced ones are harmless but
+        // trimmed for tidiness.
+        let keep = side
+            .aux_str
+            .iter()
+            .rev()
+            .find(|&&s| s != u32::MAX)
+            .map(|&s| s as usize + 1)
+            .unwrap_or(0);
+        if side.str_ends.len() > keep {
+            side.str_ends.truncate(keep);
+            let e = if keep == 0 {
+                0
+            } else {
+                side.str_ends[keep - 1] as usize
+            };
+            side.strings.truncate(e);
+        }
+    }
+
+    /// Decode one packet at `pos` into row `n`; returns the position after it.
+    #[inline(always)]
+    fn packet<O: Offset>(
+        &mut self,
+        pos: usize,
+        n: usize,
+        cols: &mut Columns<'_, O>,
+        side: &mut Side,
+    ) -> Result<usize, Fail> {
+        let mut c = Cur {
+            d: self.data,
+            pos,
+            end: self.end,
+        };
+        let (id, core) = self.read_id(&mut c)?;
+        let mut v = [0u32; 3];
+        let nv: usize;
+        if id < 24 {
+            nv = match id {
+                0 | 3 | 5 | 10 | 11 | 17 | 18 | 20 => 0,
+                1 | 2 | 4 | 6 | 8 | 12 | 15 | 16 | 19 => {
+                    v[0] = c.varint()?;
+                    1
+                }
+                7 | 13 | 23 => {
+                    v[0] = c.varint()?;
+                    v[1] = c.varint()?;
+                    2
+                }
+                9 => {
+                    // TASK_INFO: TaskId, Prio, Name
+                    v[0] = c.varint()?;
+                    v[1] = c.varint()?;
+                    let end = c.end;
+                    let s = self.string(&mut c, end, side)?;
+                    self.aux(side, n, &v[..2], s);
+                    2
+                }
+                14 => {
+                    let end = c.end;
+                    let s = self.string(&mut c, end, side)?;
+                    self.aux(side, n, &[], s);
+                    0
+                }
+                21 => {
+                    let a = [c.varint()?, c.varint()?, c.varint()?, c.varint()?];
+                    v.copy_from_slice(&a[..3]);
+                    self.aux(side, n, &a, u32::MAX);
+                    4
+                }
+                22 => {
+                    // MODULEDESC: ModuleId, EventOffset, string
+                    v[0] = c.varint()?;
+                    v[1] = c.varint()?;
+                    let end = c.end;
+                    let s = self.string(&mut c, end, side)?;
+                    self.aux(side, n, &v[..2], s);
+                    2
+                }
+                _ => 0, // unreachable: every id < 24 is listed above
+            };
+        } else {
+            let len = c.varint()? as usize;
+            let pstart = c.pos;
+            if len > c.end - pstart {
+                let remaining = c.end - pstart;
+                return if len <= 0x3FFF && id < 0x1_0000 {
+                    Err(Fail::Eof("EOF in payload"))
+                } else {
+                    Err(Fail::Bad(format!(
+                        "id {} with payload length {} runs past the end of the stream ({} bytes left)",
+                        id, len, remaining
+                    )))
+                };
+            }
+            let pend = pstart + len;
+            let mut p = Cur {
+                d: self.data,
+                pos: pstart,
+                end: pend,
+            };
+            nv = self.payload(id, &mut p, n, &mut v, side);
+            c.pos = pend;
+        }
+        let delta = c.varint()?;
+        self.ts = self.ts.wrapping_add(delta as u64);
+        cols.id[n] = id;
+        cols.core[n] = core;
+        cols.nv[n] = nv.min(255) as u8;
+        cols.ts[n] = self.ts;
+        cols.p0[n] = v[0];
+        cols.p1[n] = v[1];
+        cols.p2[n] = v[2];
+        Ok(c.pos)
+    }
+
+    #[inline(always)]
+    fn read_id(&self, c: &mut Cur<'_>) -> Result<(u32, u8), Fail> {
+        let b0 = c.byte()?;
+        if b0 < 0x80 {
+            if self.opts.esp_core_bit {
+                return Ok(((b0 & 0x3F) as u32, (b0 >> 6) & 1));
+            }
+            return Ok((b0 as u32, 0));
+        }
+        let mut core = 0u8;
+        let mut b1 = c.byte().map_err(|_| Fail::Eof("EOF in varint"))?;
+        if self.opts.esp_core_bit {
+            core = (b1 >> 6) & 1;
+            b1 &= !0x40;
+        }
+        let mut v: u64 = (b0 & 0x7F) as u64 | (((b1 & 0x7F) as u64) << 7);
+        let mut last = b1;
+        let mut i = 2;
+        while last & 0x80 != 0 {
+            if i >= 5 {
+                return Err(Fail::Bad("event id varint longer than 5 bytes".to_string()));
+            }
+            last = c.byte().map_err(|_| Fail::Eof("EOF in varint"))?;
+            v |= ((last & 0x7F) as u64) << (7 * i);
+            i += 1;
+        }
+        if v > u32::MAX as u64 {
+            return Err(Fail::Bad(format!("event id {} does not fit 32 bits", v)));
+        }
+        Ok((v as u32, core))
+    }
+
+    /// Decode a length-delimited payload (ids >= 24). Never reads past `p.end`; a short payload
+    /// just yields fewer values. Returns the number of numeric values.
+    fn payload(
+        &mut self,
+        id: u32,
+        p: &mut Cur<'_>,
+        n: usize,
+        v: &mut [u32; 3],
+        side: &mut Side,
+    ) -> usize {
+        match id {
+            25 => {
+                // NAME_RESOURCE: ResourceId, string
+                let mut vals = [0u32; 1];
+                let k = read_vals(p, &mut vals);
+                v[0] = vals[0];
+                let s = if k == 1 {
+                    self.string(p, p.end, side).unwrap_or(u32::MAX)
+                } else {
+                    u32::MAX
+                };
+                self.aux(side, n, &vals[..k], s);
+                k
+            }
+            26 => {
+                // PRINT_FORMATTED: string, Options, NumArgs, Args...
+                let s = self.string(p, p.end, side).unwrap_or(u32::MAX);
+                let mut vals = Vec::new();
+                while p.pos < p.end {
+                    match p.varint() {
+                        Ok(x) => vals.push(x),
+                        Err(_) => break,
+                    }
+                }
+                for (i, x) in vals.iter().take(3).enumerate() {
+                    v[i] = *x;
+                }
+                self.aux(side, n, &vals, s);
+                vals.len()
+            }
+            31 => {
+                // EX: SubID then sub-payload
+                let sub = match p.varint() {
+                    Ok(x) => x,
+                    Err(_) => return 0,
+                };
+                v[0] = sub;
+                match sub {
+                    1 | 6 => {
+                        // NAME_MARKER: MarkerId, string; REGISTER_DATA: Id, name, tail...
+                        let mut vals = vec![sub];
+                        let mut one = [0u32; 1];
+                        if read_vals(p, &mut one) == 1 {
+                            vals.push(one[0]);
+                            v[1] = one[0];
+                            let s = self.string(p, p.end, side).unwrap_or(u32::MAX);
+                            while p.pos < p.end {
+                                match p.varint() {
+                                    Ok(x) => vals.push(x),
+                                    Err(_) => break,
+                                }
+                            }
+                            self.aux(side, n, &vals, s);
+                        }
+                        vals.len()
+                    }
+                    _ => {
+                        let mut vals = [0u32; 8];
+                        let k = read_vals(p, &mut vals);
+                        v[1] = vals[0];
+                        v[2] = vals[1];
+                        if k > 2 {
+                            let mut all = vec![sub];
+                            all.extend_from_slice(&vals[..k]);
+                            self.aux(side, n, &all, u32::MAX);
+                        }
+                        k + 1
+                    }
+                }
+            }
+            _ => {
+                // INIT (24), NUMMODULES (27), END_CALL (28), TASK_TERMINATE (29), OS/user ids:
+                // numeric fields. Values beyond the third go to aux.
+                let mut first = [0u32; 3];
+                let k = read_vals(p, &mut first);
+                v.copy_from_slice(&first);
+                if k == 3 && p.pos < p.end {
+                    let mut vals = first.to_vec();
+                    while p.pos < p.end {
+                        match p.varint() {
+                            Ok(x) => vals.push(x),
+                            Err(_) => break,
+                        }
+                    }
+                    self.aux(side, n, &vals, u32::MAX);
+                    vals.len()
+                } else {
+                    k
+                }
+            }
+        }
+    }
+
+    fn aux(&self, side: &mut Side, n: usize, vals: &[u32], s: u32) {
+        side.aux_row.push(n as u32);
+        side.aux_start.push(side.aux_vals.len() as u32);
+        side.aux_str.push(s);
+        side.aux_vals.extend_from_slice(vals);
+    }
+
+    /// Read a SystemView string (§3.3) bounded by `limit`; returns its index.
+    fn string(&mut self, c: &mut Cur<'_>, limit: usize, side: &mut Side) -> Result<u32, Fail> {
+        let b = c.byte()?;
+        let len: usize;
+        if b != 0xFF {
+            len = b as usize;
+        } else {
+            if c.pos + 2 > limit {
+                return Err(Fail::Eof("EOF in string length"));
+            }
+            let (x, y) = (self.data[c.pos], self.data[c.pos + 1]);
+            c.pos += 2;
+            let lohi = x as usize | (y as usize) << 8;
+            let hilo = (x as usize) << 8 | y as usize;
+            let room = limit - c.pos;
+            len = match self.order {
+                StrOrder::LoHi => lohi,
+                StrOrder::HiLo => hilo,
+                StrOrder::Auto => {
+                    if x == 0 {
+                        // `FF 00 nn`: the >= 3.56 form (lo-hi would mean nn * 256 bytes).
+                        self.order = StrOrder::HiLo;
+                        hilo
+                    } else if y == 0 && lohi >= 255 && lohi <= room {
+                        self.order = StrOrder::LoHi;
+                        lohi
+                    } else {
+                        let (fit_lh, fit_hl) = (lohi <= room, hilo <= room);
+                        let pick = if fit_lh && !fit_hl {
+                            StrOrder::LoHi
+                        } else if fit_hl && !fit_lh {
+                            StrOrder::HiLo
+                        } else {
+                            side.diags.push(Diag {
+                                code: Code::StringOrder,
+                                offset: (c.pos - 3 - self.start) as u64,
+                                count: 1,
+                                fatal: false,
+                                detail: format!(
+                                    "ambiguous long-string length bytes {:02x} {:02x}: assumed the low-high order (<= 3.42)",
+                                    x, y
+                                ),
+                            });
+                            StrOrder::LoHi
+                        };
+                        self.order = pick;
+                        if pick == StrOrder::LoHi {
+                            lohi
+                        } else {
+                            hilo
+                        }
+                    }
+                }
+            };
+        }
+        if len > limit - c.pos {
+            return Err(Fail::Eof("EOF in string"));
+        }
+        side.strings
+            .extend_from_slice(&self.data[c.pos..c.pos + len]);
+        side.str_ends.push(side.strings.len() as u64);
+        c.pos += len;
+        Ok((side.str_ends.len() - 1) as u32)
+    }
+}
+
+/// Read up to `out.len()` varints while bytes remain; returns how many were read.
+fn read_vals(p: &mut Cur<'_>, out: &mut [u32]) -> usize {
+    let mut k = 0;
+    while k < out.len() && p.pos < p.end {
+        match p.varint() {
+            Ok(x) => {
+                out[k] = x;
+                k += 1;
+            }
+            Err(_) => {
+                p.pos = p.end;
+                break;
+            }
+        }
+    }
+    k
+}
+
+/// Convenience for tests and small inputs: decode into freshly allocated vectors.
+#[derive(Debug, Default)]
+pub struct Owned {
+    pub id: Vec<u32>,
+    pub core: Vec<u8>,
+    pub nv: Vec<u8>,
+    pub ts: Vec<u64>,
+    pub off: Vec<u64>,
+    pub p0: Vec<u32>,
+    pub p1: Vec<u32>,
+    pub p2: Vec<u32>,
+    pub side: Side,
+}
+
+pub fn decode_owned(data: &[u8], opts: Options) -> Owned {
+    let cap = max_packets(data.len());
+    let mut o = Owned {
+        id: vec![0; cap],
+        core: vec![0; cap],
+        nv: vec![0; cap],
+        ts: vec![0; cap],
+        off: vec![0; cap],
+        p0: vec![0; cap],
+        p1: vec![0; cap],
+        p2: vec![0; cap],
+        side: Side::default(),
+    };
+    let n = {
+        let mut cols = Columns {
+            id: &mut o.id,
+            core: &mut o.core,
+            nv: &mut o.nv,
+            ts: &mut o.ts,
+            off: &mut o.off,
+            p0: &mut o.p0,
+            p1: &mut o.p1,
+            p2: &mut o.p2,
+        };
+        Decoder::new(data, 0, data.len(), opts).run(&mut cols, &mut o.side)
+    };
+    o.id.truncate(n);
+    o.core.truncate(n);
+    o.nv.truncate(n);
+    o.ts.truncate(n);
+    o.off.truncate(n);
+    o.p0.truncate(n);
+    o.p1.truncate(n);
+    o.p2.truncate(n);
+    o
+}
+
+/// Encode an unsigned LEB128 varint (used by tests and benchmarks' generators).
+pub fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sync() -> Vec<u8> {
+        vec![0u8; SYNC_LEN]
+    }
+
+    fn pkt(out: &mut Vec<u8>, id: u8, vals: &[u32], delta: u32) {
+        out.push(id);
+        for &v in vals {
+            put_varint(out, v);
+        }
+        put_varint(out, delta);
+    }
+
+    fn long(out: &mut Vec<u8>, id: u32, payload: &[u8], delta: u32) {
+        put_varint(out, id);
+        put_varint(out, payload.len() as u32);
+        out.extend_from_slice(payload);
+        put_varint(out, delta);
+    }
+
+    #[test]
+    fn varint_roundtrip() {
+        for v in [0u32, 1, 127, 128, 0x1F4, 16383, 16384, 0xFFFF_FFFF] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            let mut c = Cur {
+                d: &b,
+                pos: 0,
+                end: b.len(),
+            };
+            assert_eq!(c.varint().ok(), Some(v));
+            assert_eq!(c.pos, b.len());
+        }
+        let mut b = Vec::new();
+        put_varint(&mut b, 0x1F4);
+        assert_eq!(b, vec![0xF4, 0x03]);
+    }
+
+    #[test]
+    fn fixed_layouts_and_time() {
+        let mut s = sync();
+        pkt(&mut s, 10, &[], 5);
+        pkt(&mut s, 2, &[15], 3);
+        pkt(&mut s, 18, &[], 200);
+        pkt(&mut s, 7, &[0x40, 4], 1);
+        pkt(&mut s, 17, &[], 0x1_0000);
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![10, 2, 18, 7, 17]);
+        assert_eq!(o.ts, vec![5, 8, 208, 209, 209 + 0x1_0000]);
+        assert_eq!(o.p0[1], 15);
+        assert_eq!((o.p0[3], o.p1[3], o.nv[3]), (0x40, 4, 2));
+        assert_eq!(o.off, vec![10, 12, 15, 18, 22]);
+        assert!(o.side.diags.is_empty());
+    }
+
+    #[test]
+    fn long_ids_and_unknown_skipped() {
+        let mut s = sync();
+        long(
+            &mut s,
+            24,
+            &[0x80, 0x89, 0x7A, 0, 0x80, 0x80, 0x80, 0x80, 0x02, 2],
+            1,
+        );
+        long(&mut s, 20000, &[1, 2, 3, 4, 5], 2); // LONG_ID (3-byte id), 5 args
+        long(&mut s, 99, &[], 3);
+        pkt(&mut s, 3, &[], 4);
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![24, 20000, 99, 3]);
+        assert_eq!(o.p0[0], 2_000_000);
+        assert_eq!(o.p2[0], 0x2000_0000);
+        assert_eq!(o.nv[1], 5);
+        assert_eq!(o.ts, vec![1, 3, 6, 10]);
+        // INIT has 4 values: the 4th is in aux.
+        let r = o.side.aux_row.iter().position(|&r| r == 0).unwrap();
+        let st = o.side.aux_start[r] as usize;
+        assert_eq!(
+            &o.side.aux_vals[st..st + 4],
+            &[2_000_000, 0, 0x2000_0000, 2]
+        );
+    }
+
+    #[test]
+    fn strings_both_orders() {
+        // <= 3.42 long form: FF lo hi (300 bytes)
+        let mut s = sync();
+        let name = vec![b'a'; 300];
+        s.push(14);
+        s.extend_from_slice(&[0xFF, 300u16 as u8, (300u16 >> 8) as u8]);
+        s.extend_from_slice(&name);
+        put_varint(&mut s, 1);
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![14]);
+        assert_eq!(o.side.str_ends, vec![300]);
+        assert_eq!(o.side.str_order, Some(StrOrder::LoHi));
+        // >= 3.56: FF 00 nn for every string
+        let mut s = sync();
+        s.push(9);
+        put_varint(&mut s, 7);
+        put_varint(&mut s, 3);
+        s.extend_from_slice(&[0xFF, 0, 4]);
+        s.extend_from_slice(b"IDLE");
+        put_varint(&mut s, 1);
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![9]);
+        assert_eq!(&o.side.strings, b"IDLE");
+        assert_eq!(o.side.str_order, Some(StrOrder::HiLo));
+    }
+
+    #[test]
+    fn esp_core_bit() {
+        let mut s = sync();
+        pkt(&mut s, 4 | 0x40, &[1], 1); // core 1 START_EXEC
+        pkt(&mut s, 17, &[], 1);
+        s.extend_from_slice(&[0x80 | (512 & 0x7F) as u8, ((512 >> 7) as u8) | 0x40]); // id 512 on core 1
+        s.push(0);
+        s.push(1);
+        let o = decode_owned(
+            &s,
+            Options {
+                esp_core_bit: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(o.id, vec![4, 17, 512]);
+        assert_eq!(o.core, vec![1, 0, 1]);
+    }
+
+    #[test]
+    fn padding_truncation_and_resync() {
+        let mut s = sync();
+        pkt(&mut s, 10, &[], 1);
+        s.extend_from_slice(&[0, 0, 0]); // NOP + stray zero
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![10, 0]);
+        assert_eq!(o.side.diags.len(), 1);
+        assert_eq!(o.side.diags[0].code, Code::Padding);
+
+        let mut s = sync();
+        pkt(&mut s, 10, &[], 1);
+        s.extend_from_slice(&[2, 0x85]); // ISR_ENTER with a cut varint
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![10]);
+        assert_eq!(o.side.diags[0].code, Code::Truncated);
+
+        // garbage id + huge length, then a new sync block
+        let mut s = sync();
+        pkt(&mut s, 10, &[], 1);
+        s.extend_from_slice(&[0xC1, 0xFF, 0x3F, 0xE0, 0xFF, 0xFF, 0x3F]);
+        let at = s.len();
+        s.extend_from_slice(&sync());
+        pkt(&mut s, 10, &[], 7);
+        pkt(&mut s, 3, &[], 1);
+        let o = decode_owned(&s, Options::default());
+        assert_eq!(o.id, vec![10, 10, 3]);
+        assert_eq!(o.ts, vec![1, 8, 9]);
+        assert!(o
+            .side
+            .diags
+            .iter()
+            .any(|d| d.code == Code::Corrupt && d.fatal));
+        assert!(o
+            .side
+            .diags
+            .iter()
+            .any(|d| d.code == Code::Resync && d.count == (at - 12) as u64));
+    }
+
+    #[test]
+    fn no_sync_is_reported() {
+        let o = decode_owned(b"hello world, this is not systemview", Options::default());
+        assert!(o.id.is_empty());
+        assert_eq!(o.side.diags[0].code, Code::NoSync);
+    }
+
+    #[test]
+    fn never_panics_on_noise() {
+        // xorshift noise with a sync prefix: must terminate without panicking.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for len in [0usize, 1, 11, 64, 1000, 5000] {
+            for _ in 0..50 {
+                let mut d = sync();
+                d.push(10);
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    d.push(x as u8);
+                }
+                let o = decode_owned(&d, Options::default());
+                assert!(o.id.len() <= max_packets(d.len()));
+                let o = decode_owned(
+                    &d,
+                    Options {
+                        esp_core_bit: true,
+                        ..Options::default()
+                    },
+                );
+                assert!(o.id.len() <= max_packets(d.len()));
+            }
+        }
+    }
+}

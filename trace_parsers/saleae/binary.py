@@ -1,0 +1,193 @@
+"""``read_saleae_binary``: Saleae Logic 2 binary export, digital, versions 0 and 1.
+
+Layout (``logic-captures.md`` §5.2, little-endian): ``char[8] "<SALEAE>"; int32 version;
+int32 type`` (0 = digital), then
+
+* **v0**: ``uint32 initial_state; f64 begin_time; f64 end_time; uint64 n; f64 t[n]``;
+* **v1**: ``uint64 chunk_count`` and per chunk ``uint32 initial_state; f64 sample_rate;
+  f64 begin_time; f64 end_time; uint64 n; f64 t[n]`` — a gap between chunks is missing data
+  (reported as a DATA_LOSS diagnostic and listed in ``meta.extra["gaps_ns"]``).
+
+The level toggles at every transition time.  One file holds one channel (``digital_<N>.bin`` →
+channel index N, name ``Channel N``); pass a directory to read every ``digital_*.bin`` in it as one
+capture.  Times are float seconds from the app's origin (``begin_time`` may be negative); they are
+converted to ticks of ``samplerate`` (argument, else the v1 chunk rate, else 1 ns).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._edges import ChannelEdges, build_edge_trace
+from .._reader import ByteReader
+from ..errors import (TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt,
+                      validate_on_corrupt)
+from ..model import Diagnostic, Severity, Trace
+
+MAGIC = b"<SALEAE>"
+_NAME_RE = re.compile(r"digital_(\d+)\.bin$")
+
+
+def sniff_binary(head: bytes, path: Path) -> bool:
+    """``<SALEAE>`` magic, export version 0 or 1, type 0 (digital)."""
+    if len(head) < 16 or head[:8] != MAGIC:
+        return False
+    version, typ = int.from_bytes(head[8:12], "little"), int.from_bytes(head[12:16], "little")
+    return version in (0, 1) and typ == 0
+
+
+class _Chan:
+    def __init__(self, index: int, name: str) -> None:
+        self.index = index
+        self.name = name
+        self.initial = 0
+        self.times: list[np.ndarray] = []  # transition times (s), in order
+        self.begin = 0.0
+        self.end = 0.0
+        self.rate: float | None = None
+        self.gaps: list[tuple[float, float]] = []
+        self.version = 0
+
+
+def _parse(path: Path, index: int, on_corrupt: str, diags: list[Diagnostic]) -> _Chan:
+    p = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR", path=p) from None
+    r = ByteReader(data, p, code="SALEAE_BAD_BINARY")
+    if data[:8] != MAGIC:
+        raise TraceFormatError(f"expected the '<SALEAE>' magic at offset 0, found {data[:8]!r}",
+                               code="SALEAE_BAD_BINARY", path=p, offset=0)
+    version, typ = r.unpack("<ii", 8, "version and type")
+    if typ in (100, 101):
+        raise TraceFormatError("this is a channel file from inside a Logic 2 .sal save (type "
+                               f"{typ}), not a binary export; export the capture from Logic 2 "
+                               "(File > Export Data > Binary)", code="SALEAE_UNSUPPORTED", path=p,
+                               offset=12)
+    if typ != 0:
+        raise TraceFormatError(f"type {typ} is not a digital export (expected 0; 1 = analog)",
+                               code="SALEAE_BAD_BINARY", path=p, offset=12)
+    ch = _Chan(index, f"Channel {index}")
+    ch.version = version
+    try:
+        if version == 0:
+            init, begin, end, n = r.unpack("<IddQ", 16, "the v0 digital header")
+            ch.initial, ch.begin, ch.end = int(init) & 1, begin, end
+            avail = (len(data) - 44) // 8
+            if n > avail:
+                ch.times.append(np.frombuffer(data, "<f8", avail, 44).copy())
+                raise TraceCorruptError(f"expected {n} transition times from offset 0x2c, the file "
+                                        f"holds {avail}", code="SALEAE_BAD_BINARY", path=p,
+                                        offset=44 + 8 * avail)
+            ch.times.append(np.frombuffer(data, "<f8", n, 44).copy())
+        elif version == 1:
+            (count,) = r.unpack("<Q", 16, "the v1 chunk count")
+            off = 24
+            level = None
+            for k in range(count):
+                init, rate, begin, end, n = r.unpack("<IdddQ", off, f"chunk {k} header")
+                off += 36
+                avail = max(0, (len(data) - off) // 8)
+                t = np.frombuffer(data, "<f8", min(n, avail), off).copy()
+                if k == 0:
+                    ch.initial, ch.begin, ch.rate = int(init) & 1, begin, rate
+                    level = ch.initial
+                else:
+                    if begin > ch.end:
+                        ch.gaps.append((ch.end, begin))
+                    if (int(init) & 1) != level:  # level changed while no data was recorded
+                        t = np.concatenate(([begin], t))
+                ch.times.append(t)
+                level = (level ^ (len(ch.times[-1]) & 1)) if level is not None else None
+                ch.end = end
+                if n > avail:
+                    raise TraceCorruptError(f"chunk {k}: expected {n} transition times from offset "
+                                            f"0x{off:x}, the file holds {avail}",
+                                            code="SALEAE_BAD_BINARY", path=p, offset=off + 8 * avail)
+                off += 8 * n
+        else:
+            raise TraceFormatError(f"unsupported export version {version} (expected 0 or 1)",
+                                   code="SALEAE_BAD_BINARY", path=p, offset=8)
+    except TraceCorruptError as err:
+        handle_corrupt(err, on_corrupt, diags)
+    return ch
+
+
+def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | None = None,
+                       **_ignored: Any) -> Trace:
+    """Read one ``digital_<N>.bin`` export, or every ``digital_*.bin`` of a directory, as one trace."""
+    on_corrupt = validate_on_corrupt(on_corrupt)
+    base = Path(path)
+    if base.is_dir():
+        files = sorted((f for f in base.iterdir() if _NAME_RE.search(f.name)),
+                       key=lambda f: int(_NAME_RE.search(f.name).group(1)))  # type: ignore[union-attr]
+        if not files:
+            raise TraceFormatError("expected digital_<N>.bin files in the directory, found none",
+                                   code="SALEAE_BAD_BINARY", path=str(base))
+    else:
+        files = [base]
+    diags: list[Diagnostic] = []
+    chans = []
+    for i, f in enumerate(files):
+        m = _NAME_RE.search(f.name)
+        chans.append(_parse(f, int(m.group(1)) if m else i, on_corrupt, diags))
+    begin = min(c.begin for c in chans)
+    end = max(c.end for c in chans)
+    rates = {c.rate for c in chans if c.rate}
+    if samplerate:
+        rate = int(samplerate)
+    elif len(rates) == 1 and float(next(iter(rates))).is_integer() and 0 < next(iter(rates)) < 1e13:
+        rate = int(next(iter(rates)))
+    else:
+        rate = 1_000_000_000
+    if not (np.isfinite(begin) and np.isfinite(end) and abs(begin) < 1e9 and abs(end) < 1e9):
+        raise TraceFormatError(f"implausible begin/end time ({begin!r}, {end!r} s)",
+                               code="SALEAE_BAD_BINARY", path=str(path), offset=16)
+    if not 0 < rate < 1e13:
+        raise TraceFormatError(f"implausible sample rate {rate!r}", code="SALEAE_BAD_BINARY",
+                               path=str(path), offset=16)
+    out = []
+    for c in chans:
+        t = np.concatenate(c.times) if c.times else np.zeros(0)
+        good = np.isfinite(t) & (np.abs(t - begin) * rate < 2.0**62)
+        if not np.all(good):
+            bad = int(np.flatnonzero(~good)[0])
+            handle_corrupt(TraceCorruptError(f"{c.name}: transition {bad} has an invalid time "
+                                             f"{t[bad]!r}", code="SALEAE_BAD_BINARY", path=str(path),
+                                             offset=44 + 8 * bad), on_corrupt, diags)
+            t = t[:bad]
+        if np.any(np.diff(t) < 0):
+            bad = int(np.flatnonzero(np.diff(t) < 0)[0]) + 1
+            handle_corrupt(TraceCorruptError(f"{c.name}: transition {bad} goes back in time",
+                                             code="SALEAE_BAD_BINARY", path=str(path), offset=44 + 8 * bad),
+                           on_corrupt, diags)
+            t = t[:bad]
+        ticks = np.rint((t - begin) * rate).astype(np.int64)
+        # transitions closer than one tick collapse; drop pairs that land on the same tick
+        if ticks.size > 1 and np.any(np.diff(ticks) <= 0):
+            keep = np.ones(ticks.size, bool)
+            dup = np.flatnonzero(np.diff(ticks) <= 0)
+            keep[dup] = False
+            keep[dup + 1] = False
+            diags.append(diagnostic("SALEAE_BAD_BINARY", 0, f"{c.name}: {dup.size} pulse(s) shorter "
+                                    "than one tick dropped", count=int(dup.size),
+                                    severity=Severity.DATA_LOSS))
+            ticks = ticks[keep]
+        out.append(ChannelEdges(c.index, c.name, c.initial, ticks))
+        for g0, g1 in c.gaps:
+            diags.append(diagnostic("SALEAE_BAD_BINARY", 0, f"{c.name}: no data from {g0:.9f} s to "
+                                    f"{g1:.9f} s (gap between chunks)", severity=Severity.DATA_LOSS))
+    first_tick = int(round(begin * rate))
+    extra = {"begin_time_s": begin, "end_time_s": end, "export_versions": sorted({c.version for c in chans}),
+             "files": [str(f) for f in files],
+             "gaps_ns": [(int(round(g0 * 1e9)), int(round(g1 * 1e9))) for c in chans for g0, g1 in c.gaps]}
+    return build_edge_trace(out, source_format="saleae_binary", path=str(files[0]), tick_hz=rate,
+                            total_ticks=int(round((end - begin) * rate)),
+                            source_version=",".join(str(v) for v in extra["export_versions"]),
+                            diagnostics=diags, extra=extra, first_tick=first_tick,
+                            origin_raw=-first_tick)

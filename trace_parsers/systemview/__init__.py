@@ -1,0 +1,95 @@
+"""SEGGER SystemView recordings (``.SVDat``) -> :class:`~trace_parsers.model.Trace`.
+
+Accepts raw streams, OpenOCD/ESP-IDF ``;`` text headers (tab or space separated, optional blank
+line, optional ``BF 88 EE AB`` prefix), SystemView 3.60 ``; Offset CoreN`` multi-core files,
+``; ESP_Extension`` single files with the ESP core bit, and ESP32 per-core file pairs opened
+together (``read_systemview([cpu0, cpu1])``). See ``docs/formats.md`` ("SystemView").
+
+Example::
+
+    >>> tr = read_systemview("run.SVDat")                      # doctest: +SKIP
+    >>> tr.meta.tick_hz, tr.counts_by_kind()["TASK_SWITCH_IN"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import TraceFormatError, validate_on_corrupt
+from ..model import Trace
+from .decode import looks_like_systemview, parse_container
+from .format import EvtId, ExSubId
+
+__all__ = ["read_systemview", "sniff", "EvtId", "ExSubId"]
+
+PathLike = Union[str, Path]
+
+
+def sniff(head: bytes, path: Any = None) -> bool:
+    """True when ``head`` (the first bytes of a file) is a SystemView recording."""
+    return looks_like_systemview(head)
+
+
+def _read(path: PathLike) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
+                               path=str(path)) from None
+
+
+def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = None,
+                    on_corrupt: str = "raise") -> Trace:
+    """Read a SystemView recording (or a list of ESP32 per-core files, core = list position).
+
+    Parameters
+    ----------
+    path : path or list of paths
+        One ``.SVDat`` file, or per-core files recorded together (OpenOCD ``file://a file://b``).
+    description : None, ``"freertos_segger"``, ``"freertos_espidf"``, path or OsTable
+        Names for OS event ids >= 32. ``None`` picks a bundled FreeRTOS table from SYSDESC.
+    on_corrupt : ``"raise"`` | ``"warn"`` | ``"skip"``
+        Structural damage raises ``TraceCorruptError`` (with file offset), or is recorded as a
+        DATA_LOSS diagnostic while every decodable event before and after it (resync on the next
+        10-zero sync) is kept.
+
+    Not SystemView content raises ``TraceFormatError`` with code ``SV_BAD_MAGIC``.
+    """
+    from .convert import build_trace
+    from .decode import decode_stream
+
+    validate_on_corrupt(on_corrupt)
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    if not paths:
+        raise ValueError("read_systemview needs at least one path")
+    streams = []
+    names: list[str] = []
+    headers: list[list[str]] = []
+    version = ""
+    esp_ext = False
+    sha = hashlib.sha256()
+    multi_file = len(paths) > 1
+    for fi, p in enumerate(paths):
+        data = _read(p)
+        sha.update(data)
+        if not looks_like_systemview(data[:4096]):
+            raise TraceFormatError(
+                "expected a SystemView recording (a ';' text header or 10 zero bytes followed by "
+                f"TRACE_START 0x0a), found {data[:16].hex(' ') or 'an empty file'}",
+                code="SV_BAD_MAGIC", path=str(p), offset=0)
+        cont = parse_container(data, str(p))
+        headers.append(cont.header_lines)
+        version = version or cont.version
+        esp_ext = esp_ext or cont.esp_extension
+        for core, start, end in cont.streams:
+            c = fi if multi_file else core
+            r = decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension)
+            streams.append(r)
+            names.append(f"Core{c}")
+    return build_trace(streams, names, path=";".join(str(p) for p in paths), sha256=sha.hexdigest(),
+                       version=version or "raw", header=headers, esp_extension=esp_ext,
+                       description=description, on_corrupt=on_corrupt)

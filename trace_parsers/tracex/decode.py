@@ -1,0 +1,389 @@
+"""Bytes -> raw TraceX records: header, registry, chronological event slots, unrolled time.
+
+Everything is vectorised NumPy over structured views of the file (``np.frombuffer``; no per-event
+Python loop).  The result, :class:`RawTrace`, is the reader's raw-record API: the eight words of
+every event in chronological (TraceX) order, the registry objects, the header and the layout facts.
+:mod:`.convert` maps it onto the common event model and :mod:`.stats` derives TraceX's view.
+
+Layout rules (``specs/tracex.md`` §1-§7):
+
+- the magic ``TX_TRACE_VALID`` in either byte order gives the endianness; anything else is tried as
+  Intel HEX / S-record / hex text (:mod:`.hexfmt`), then rejected (``TRX_BAD_MAGIC``);
+- header pointers become file offsets ``pointer - trace_base_address`` and are validated
+  (``TRX_BAD_HEADER`` names the field, what was expected and the header offset);
+- slots are read from 0 up to the first slot whose ``thread_pointer`` is 0 (``k``); if the
+  current pointer's slot ``cur < k`` the order is ``[cur, k) + [0, cur)`` (wrapped), else
+  ``[0, k)``.  Non-zero slots after ``k`` are stale data from an earlier enable (``TRX_STALE_SLOTS``);
+- timestamps are masked with ``timer_valid_mask``; the counting direction is TraceX's majority
+  vote (or the ``timer`` option); each backwards step is one wrap of ``mask + 1`` ticks.  Where
+  TraceX's vote is a tie (it then assumes a down-counter, e.g. for traces of 1-3 events) crosstrace
+  votes over every chronological pair and, if still tied, assumes an up-counter.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import TraceCorruptError, TraceFormatError, check_option, diagnostic, handle_corrupt
+from ..model import Diagnostic, Severity
+from . import format as fmt
+from . import hexfmt
+
+_PRINTABLE = frozenset(string.printable.encode()) - frozenset(b"\t\n\r\x0b\x0c")
+
+
+@dataclass(frozen=True)
+class TrxObject:
+    """One used registry slot (``type != 0``, as TraceX keeps it)."""
+
+    slot: int
+    type: int
+    type_name: str
+    name: str
+    address: int
+    param_1: int
+    param_2: int
+    available: int
+    reserved1: int
+    reserved2: int
+
+    @property
+    def registry_priority(self) -> int | None:
+        """Thread priority stored by newer ThreadX (``reserved1 & 0x80``); TraceX decodes 2 bits."""
+        if self.type == fmt.TX_TRACE_OBJECT_TYPE_THREAD and self.reserved1 & 0x80:
+            return ((self.reserved1 & 0x3) << 8) | self.reserved2
+        return None
+
+
+@dataclass
+class RawTrace:
+    """Raw records of one ``.trx`` buffer in chronological order (the reader's raw-record API).
+
+    ``slots`` holds every event slot present in the file (``(n_slots, 8)`` ULONG view in the
+    file's byte order); the chronological events are ``slots[index]`` where ``index`` is the slot
+    number of each event (use :meth:`column` to gather one word cheaply).
+    """
+
+    path: str
+    byteorder: str  #: '<' little-endian ('BTXT'), '>' big-endian ('TXTB')
+    header: dict[str, int]
+    objects: list[TrxObject]
+    slots: np.ndarray
+    buffer_offset: int  #: file offset of slot 0
+    event_slots: int  #: slots declared by the header
+    current_index: int  #: slot of buffer_current_pointer
+    first_null_slot: int | None
+    wrapped: bool
+    stale_slots: int
+    direction: str  #: "up" or "down"
+    timer_wraps: int
+    ts_masked: np.ndarray  #: uint32, masked timestamps, chronological
+    relative_ticks: np.ndarray  #: int64, TraceX "relative time" (0 at the first event)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    encoding: str = "binary"  #: "binary", "ihex", "srec" or "hex"
+    file_size: int = 0
+    _ranges: tuple[tuple[int, int], ...] = ()
+
+    # -- chronological access ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.ts_masked.shape[0])
+
+    def column(self, word: int) -> np.ndarray:
+        """Word ``word`` (0..7, :data:`format.EVENT_FIELDS`) of every event, chronological, uint32."""
+        col = self.slots[:, word]
+        parts = [col[a:b] for a, b in self._ranges]
+        if len(parts) == 1:
+            return np.array(parts[0], dtype=np.uint32)
+        return np.concatenate(parts).astype(np.uint32, copy=False)
+
+    def chunk(self, start: int, stop: int) -> np.ndarray:
+        """Events ``start..stop`` (chronological positions) as a native ``(stop - start, 8)`` uint32 array."""
+        parts, pos = [], 0
+        for a, b in self._ranges:
+            lo, hi = max(start - pos, 0), min(stop - pos, b - a)
+            if lo < hi:
+                parts.append(self.slots[a + lo:a + hi])
+            pos += b - a
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return out.astype(np.uint32)
+
+    def slot_of(self, start: int, stop: int) -> np.ndarray:
+        """Slot numbers of the events at chronological positions ``start..stop`` (int64)."""
+        parts, pos = [], 0
+        for a, b in self._ranges:
+            lo, hi = max(start - pos, 0), min(stop - pos, b - a)
+            if lo < hi:
+                parts.append(np.arange(a + lo, a + hi, dtype=np.int64))
+            pos += b - a
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    @property
+    def index(self) -> np.ndarray:
+        """Slot number of every event (chronological order)."""
+        parts = [np.arange(a, b, dtype=np.int64) for a, b in self._ranges]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    @property
+    def src_offset(self) -> np.ndarray:
+        """File offset of every event's 32-byte record."""
+        return self.index.astype(np.uint64) * np.uint64(32) + np.uint64(self.buffer_offset)
+
+    @property
+    def context(self) -> np.ndarray:
+        return self.column(0)
+
+    @property
+    def raw_priority(self) -> np.ndarray:
+        return self.column(1)
+
+    @property
+    def raw_event_id(self) -> np.ndarray:
+        return self.column(2)
+
+    @property
+    def event_id(self) -> np.ndarray:
+        """Event id as TraceX shows it (low 16 bits; SMP builds put the core in bits 24..31)."""
+        return self.column(2) & np.uint32(0xFFFF)
+
+    @property
+    def core(self) -> np.ndarray:
+        return (self.column(2) >> np.uint32(24)).astype(np.uint8)
+
+    def info(self, n: int) -> np.ndarray:
+        """``information_field_n`` (n = 1..4)."""
+        if n not in (1, 2, 3, 4):
+            raise ValueError(f"info field number must be 1..4, got {n!r}")
+        return self.column(3 + n)
+
+    def priority(self) -> tuple[np.ndarray, np.ndarray]:
+        """TraceX's (priority, preemption threshold) per event; threshold 0xFFFFFFFF when absent.
+
+        In thread context priority = ``raw & 0x3FF`` and the threshold is ``(raw >> 16) & 0x3FF``
+        when bit 31 is set; ISR events keep the raw word (the interrupted thread pointer).
+        """
+        raw = self.raw_priority
+        ctx = self.context
+        thread = (ctx != fmt.CTX_ISR) & (ctx != fmt.CTX_INIT)
+        prio = np.where(thread, raw & np.uint32(0x3FF), raw)
+        pt = np.where(thread & ((raw & np.uint32(fmt.PRIORITY_PT_FLAG)) != 0),
+                      (raw >> np.uint32(16)) & np.uint32(0x3FF), np.uint32(0xFFFFFFFF))
+        return prio.astype(np.uint32), pt.astype(np.uint32)
+
+    def records(self) -> np.ndarray:
+        """All eight words as a native structured array (``format.EVENT_FIELDS``), chronological."""
+        out = np.empty(len(self), dtype=fmt.event_dtype("="))
+        for i, name in enumerate(fmt.EVENT_FIELDS):
+            out[name] = self.column(i)
+        return out
+
+    def threads(self) -> list[TrxObject]:
+        return [o for o in self.objects if o.type == fmt.TX_TRACE_OBJECT_TYPE_THREAD]
+
+    def object_at(self, address: int) -> TrxObject | None:
+        """The first registry object with this address (TraceX's lookup rule)."""
+        return next((o for o in self.objects if o.address == address), None)
+
+    def layout(self) -> dict[str, Any]:
+        """Layout facts (as in the corpus ``facts.json``)."""
+        return {
+            "endianness": "little" if self.byteorder == "<" else "big", "encoding": self.encoding,
+            "registry_slots": (self.header["registry_end_pointer"] - self.header["registry_start_pointer"])
+            // (16 + self.header["object_name_size"]),
+            "event_slots": self.event_slots, "slots_in_file": int(self.slots.shape[0]),
+            "current_index": self.current_index, "first_null_slot": self.first_null_slot,
+            "buffer_wrapped": self.wrapped, "stale_slots": self.stale_slots,
+            "bytes_after_buffer_end": max(0, self.file_size - self.buffer_offset - 32 * self.event_slots),
+            "timer_valid_mask": self.header["timer_valid_mask"], "timestamp_direction": self.direction,
+            "timestamp_wraps": self.timer_wraps,
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def is_magic(head: bytes) -> bool:
+    return head[:4] in (fmt.MAGIC_LE, fmt.MAGIC_BE)
+
+
+def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
+                 on_corrupt: str = "raise") -> RawTrace:
+    """Decode a ``.trx`` image (binary or text-encoded) into a :class:`RawTrace`."""
+    check_option("timer", timer, ("auto", "up", "down"))
+    check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
+    encoding = "binary"
+    if not is_magic(data):
+        conv = hexfmt.to_binary(data, path) if hexfmt.detect(data) else None
+        if conv is None or not is_magic(conv):
+            found = data[:4]
+            raise TraceFormatError(
+                f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
+                f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
+                f"found {found!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
+        encoding = hexfmt.detect(data) or "binary"
+        data = conv
+    bo = "<" if data[:4] == fmt.MAGIC_LE else ">"
+    diags: list[Diagnostic] = []
+    size = len(data)
+    if size < fmt.HEADER_SIZE:
+        raise TraceFormatError(f"the control header needs {fmt.HEADER_SIZE} bytes, the buffer has {size}",
+                               code="TRX_BAD_HEADER", path=path, offset=size)
+    h = np.frombuffer(data, dtype=fmt.header_dtype(bo), count=1)[0]
+    hdr = {name: int(h[name]) for name, _ in fmt.HEADER_FIELDS}
+    _validate_header(hdr, size, path, diags)
+
+    base = hdr["trace_base_address"]
+    ns = hdr["object_name_size"]
+    reg_off = hdr["registry_start_pointer"] - base
+    n_reg = (hdr["registry_end_pointer"] - hdr["registry_start_pointer"]) // (16 + ns)
+    reg = np.frombuffer(data, dtype=fmt.registry_dtype(bo, ns), count=n_reg, offset=reg_off)
+    objects = _objects(reg)
+
+    buf_off = hdr["buffer_start_pointer"] - base
+    m = (hdr["buffer_end_pointer"] - hdr["buffer_start_pointer"]) // fmt.EVENT_SIZE
+    avail = min(m, (size - buf_off) // fmt.EVENT_SIZE)
+    slots = np.frombuffer(data, dtype=bo + "u4", count=avail * 8, offset=buf_off).reshape(avail, 8)
+    cur = (hdr["buffer_current_pointer"] - hdr["buffer_start_pointer"]) // fmt.EVENT_SIZE
+
+    tp = slots[:, 0]
+    null = np.flatnonzero(tp == 0)
+    k = int(null[0]) if null.size else avail
+    if avail < m:
+        end = buf_off + avail * fmt.EVENT_SIZE
+        if k == avail:
+            handle_corrupt(TraceCorruptError(
+                f"the event buffer is truncated: the header declares {m} slots up to offset "
+                f"0x{buf_off + m * 32:x} but the file ends at 0x{size:x} after {avail} complete "
+                f"slots (every complete event is kept)", code="TRX_TRUNCATED", path=path, offset=end),
+                on_corrupt, diags)  # type: ignore[arg-type]
+        else:
+            diags.append(diagnostic("TRX_TRUNCATED", end, f"the file ends after {avail} of {m} slots, "
+                                    f"past the last written slot {k - 1}: no event is missing",
+                                    severity=Severity.INFO))
+    wrapped = cur < k
+    ranges = ((cur, k), (0, cur)) if wrapped and cur > 0 else ((0, k),)
+    if wrapped:
+        diags.append(diagnostic("TRX_WRAPPED", buf_off + cur * 32,
+                                f"the circular buffer wrapped: oldest event in slot {cur} of {m}"))
+    # after a disable + re-enable only word 0 of each slot is cleared: slots past the first unused
+    # one that still hold data are stale (validity is decided on thread_pointer, never event_id)
+    stale = int(np.count_nonzero(slots[k + 1:].any(axis=1))) if k + 1 < avail else 0
+    if stale:
+        diags.append(diagnostic("TRX_STALE_SLOTS", buf_off + (k + 1) * 32,
+                                f"{stale} slots after the first unused slot {k} hold stale data from an "
+                                "earlier trace enable; skipped, as TraceX does", count=stale))
+
+    raw = RawTrace(path=path or "", byteorder=bo, header=hdr, objects=objects, slots=slots,
+                   buffer_offset=buf_off, event_slots=m, current_index=cur,
+                   first_null_slot=k if k < avail else None, wrapped=wrapped, stale_slots=stale,
+                   direction="up", timer_wraps=0, ts_masked=np.zeros(0, np.uint32),
+                   relative_ticks=np.zeros(0, np.int64), diagnostics=diags, encoding=encoding,
+                   file_size=size, _ranges=ranges)
+    _timestamps(raw, k, timer)
+    return raw
+
+
+def _validate_header(h: dict[str, int], size: int, path: str | None, diags: list[Diagnostic]) -> None:
+    def bad(field_: str, off: int, expected: str) -> TraceFormatError:
+        return TraceFormatError(f"invalid control header: {field_} = 0x{h[field_]:08X} at header offset "
+                                f"{off}; expected {expected}", code="TRX_BAD_HEADER", path=path, offset=off)
+
+    base = h["trace_base_address"]
+    if h["object_name_size"] >= fmt.MAX_NAME_SIZE:
+        raise bad("object_name_size", 18, f"a registry name size below {fmt.MAX_NAME_SIZE}")
+    if h["registry_start_pointer"] - base != fmt.HEADER_SIZE:
+        raise bad("registry_start_pointer", 12, f"trace_base_address + 48 = 0x{base + 48:08X}")
+    esize = 16 + h["object_name_size"]
+    span = h["registry_end_pointer"] - h["registry_start_pointer"]
+    if span <= 0 or span % esize:
+        raise bad("registry_end_pointer", 20, f"registry start + a positive multiple of {esize} bytes")
+    if h["registry_end_pointer"] - base > size:
+        raise bad("registry_end_pointer", 20, f"a registry that ends inside the {size}-byte file")
+    if h["buffer_start_pointer"] != h["registry_end_pointer"]:
+        raise bad("buffer_start_pointer", 24, f"= registry_end_pointer 0x{h['registry_end_pointer']:08X}")
+    span = h["buffer_end_pointer"] - h["buffer_start_pointer"]
+    if span <= 0 or span % fmt.EVENT_SIZE:
+        raise bad("buffer_end_pointer", 28, "buffer start + a positive multiple of 32 bytes")
+    cur = h["buffer_current_pointer"]
+    start = h["buffer_start_pointer"]
+    if not (start <= cur < h["buffer_end_pointer"]) or (cur - start) % 32:
+        raise bad("buffer_current_pointer", 32, f"a 32-byte slot in [0x{h['buffer_start_pointer']:08X}, "
+                  f"0x{h['buffer_end_pointer']:08X})")
+    if h["buffer_start_pointer"] - base > size:
+        raise bad("buffer_start_pointer", 24, f"an event buffer that starts inside the {size}-byte file")
+    found = (h["reserved2"], h["reserved3"], h["reserved4"])
+    if found != fmt.RESERVED:
+        shown = "/".join(f"0x{x:08X}" for x in found)
+        diags.append(diagnostic("TRX_BAD_RESERVED", 36, f"reserved2..4 are {shown}, expected "
+                                "0xAAAAAAAA/0xBBBBBBBB/0xCCCCCCCC (TraceX does not check them)"))
+
+
+def _objects(reg: np.ndarray) -> list[TrxObject]:
+    out = []
+    used = np.flatnonzero(reg["type"] != 0) if reg.size else np.zeros(0, np.int64)
+    for i in used.tolist():
+        r = reg[i]
+        name_b = bytes(r["name"]).split(b"\0", 1)[0] if reg.dtype["name"].itemsize else b""
+        name_b = name_b[:fmt.MAX_NAME_SIZE - 1]
+        if not name_b or name_b[0] not in _PRINTABLE:
+            name = "Non-ASCII Name"
+        else:
+            name = name_b.decode("latin-1")
+        t = int(r["type"])
+        out.append(TrxObject(slot=i, type=t, type_name=fmt.object_type_name(t), name=name,
+                             address=int(r["thread_pointer"]), param_1=int(r["param_1"]),
+                             param_2=int(r["param_2"]), available=int(r["available"]),
+                             reserved1=int(r["reserved1"]), reserved2=int(r["reserved2"])))
+    return out
+
+
+def _timestamps(raw: RawTrace, k: int, timer: str) -> None:
+    mask = np.uint32(raw.header["timer_valid_mask"])
+    ts = raw.column(3) & mask
+    raw.ts_masked = ts
+    n = ts.shape[0]
+    if timer == "auto":
+        # TraceX's majority vote, bug for bug: consecutive slots in *slot* order, skipping the
+        # first two entries of each portion it reads (index j <= 1 at slot 0/1 and at cur/cur+1).
+        s = raw.slots[:k, 3].astype(np.uint32) & mask
+        if s.shape[0] > 2:
+            later, earlier = s[1:], s[:-1]
+            keep = np.ones(s.shape[0] - 1, dtype=bool)
+            keep[0] = False  # slot 1
+            if raw.wrapped:
+                for skip in (raw.current_index, raw.current_index + 1):
+                    if 1 <= skip < s.shape[0]:
+                        keep[skip - 1] = False
+            inc = int(np.count_nonzero((later > earlier) & keep))
+            dec = int(np.count_nonzero((later < earlier) & keep))
+        else:
+            inc = dec = 0
+        if inc == dec:  # TraceX would say "down"; break the tie on every chronological pair, then "up"
+            c = ts.astype(np.int64)
+            inc = int(np.count_nonzero(c[1:] > c[:-1]))
+            dec = int(np.count_nonzero(c[1:] < c[:-1]))
+            inc += inc == dec
+        raw.direction = "up" if inc > dec else "down"
+    else:
+        raw.direction = timer
+    if n == 0:
+        raw.relative_ticks = np.zeros(0, np.int64)
+        return
+    t = ts.astype(np.int64)
+    prev, nxt = t[:-1], t[1:]
+    m1 = np.int64(int(mask) + 1)
+    if raw.direction == "up":
+        d = nxt - prev
+    else:
+        d = prev - nxt
+    back = d < 0
+    raw.timer_wraps = int(np.count_nonzero(back))
+    if raw.timer_wraps:
+        d[back] += m1
+    rel = np.empty(n, dtype=np.int64)
+    rel[0] = 0
+    np.cumsum(d, out=rel[1:])
+    raw.relative_ticks = rel
