@@ -41,6 +41,10 @@ test: setup build
 test-all: PYTEST_ARGS += --runslow
 test-all: test
 
+.PHONY: golden ## regenerate tests/golden/<capture-id>/metrics.json from captures/ (review the diff)
+golden: $(VENV)/.installed
+	UPDATE_GOLDEN=1 $(PY) -m pytest -q --runslow tests/analyzers/test_golden.py
+
 .PHONY: lint ## ruff on Python, rustfmt on the core
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check trace_parsers analyzers tests tools bench
@@ -58,6 +62,10 @@ docs: $(VENV)/.installed
 .PHONY: docs-check ## fail if docs/schema.md is stale
 docs-check: $(VENV)/.installed
 	$(PY) tools/gen_schema.py --check
+
+.PHONY: notebooks ## execute notebooks/*.ipynb headless against captures/ (executed copies in out/notebooks)
+notebooks: $(VENV)/.installed
+	CROSSTRACE_NB_KEEP=$(CURDIR)/out/notebooks $(PY) -m pytest -q -p no:cacheprovider tests/test_notebooks.py
 
 .PHONY: bench ## benchmarks, printed as ratios against the named peers (not part of `test`)
 bench: build

@@ -21,8 +21,8 @@ miss some: a wrapped TraceX buffer loses the start, an OVERFLOW loses a stretch)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -97,7 +97,7 @@ def _anchor(t: np.ndarray, e: np.ndarray, quantum_ns: float) -> tuple[np.ndarray
         return None
     # try pattern windows from the start and the end of the trace: a suffix survives a wrap
     for s0 in sorted({0, dt.size - p}):
-        pat = dt[s0:s0 + p]
+        pat = dt[s0 : s0 + p]
         if np.ptp(pat) <= float(interval_tolerance(np.array([pat.mean()]), quantum_ns)[0]):
             continue  # constant intervals: every shift matches, no anchor from this window
         win = np.lib.stride_tricks.sliding_window_view(de, p)
@@ -137,17 +137,23 @@ def align(trace: SiteEvents, logic: SiteEvents, sites: Sequence[str] | None = No
 
     Raises :class:`~trace_parsers.errors.AnalysisError` when no site has events on both sides.
     """
-    names = [s for s in (sites or sorted(set(trace.ts) & set(logic.ts)))
-             if trace.times(s).size and logic.times(s).size]
+    names = [
+        s
+        for s in (sites or sorted(set(trace.ts) & set(logic.ts)))
+        if trace.times(s).size and logic.times(s).size
+    ]
     if not names:
-        raise AnalysisError("no instrumentation site has events in both the trace and the capture: "
-                            f"trace sites {sorted(trace.ts)}, capture channels {sorted(logic.ts)}")
+        raise AnalysisError(
+            "no instrumentation site has events in both the trace and the capture: "
+            f"trace sites {sorted(trace.ts)}, capture channels {sorted(logic.ts)}"
+        )
     q = trace.tick_ns + logic.tick_ns
     t_f = {s: trace.times(s).astype(np.float64) for s in names}
     e_f = {s: logic.times(s).astype(np.float64) for s in names}
 
     # 1-2: anchors and a first fit
-    anchors = {s: a for s in names if (a := _anchor(trace.times(s), logic.times(s), q)) is not None}
+    found = {s: _anchor(trace.times(s), logic.times(s), q) for s in names}
+    anchors = {s: v for s, v in found.items() if v is not None}
     if anchors:
         groups = [(t_f[s][i], e_f[s][j]) for s, (i, j) in anchors.items()]
         a0, b0, c = _fit(groups)
@@ -192,10 +198,18 @@ def align(trace: SiteEvents, logic: SiteEvents, sites: Sequence[str] | None = No
         n_out = int(np.count_nonzero(np.abs(r) > lim))
         outliers += n_out
         final_pairs[s] = (it, jl)
-        fits[s] = SiteFit(s, int(t_f[s].size), int(e_f[s].size), int(it.size), int(t_f[s].size - it.size),
-                          int(e_f[s].size - it.size), float(c[k]),
-                          float(r.std()) if r.size else float("nan"),
-                          float(np.abs(r).max()) if r.size else float("nan"), n_out)
+        fits[s] = SiteFit(
+            s,
+            int(t_f[s].size),
+            int(e_f[s].size),
+            int(it.size),
+            int(t_f[s].size - it.size),
+            int(e_f[s].size - it.size),
+            float(c[k]),
+            float(r.std()) if r.size else float("nan"),
+            float(np.abs(r).max()) if r.size else float("nan"),
+            n_out,
+        )
     n = sum(f.n_matched for f in fits.values())
     return Alignment(float(a), float(b), n, fits, final_pairs, trace.tick_ns, logic.tick_ns, outliers)
 

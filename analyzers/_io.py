@@ -13,8 +13,19 @@ from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import (EVENT_COLUMNS, EVENT_DTYPE, VALUE_NULL, Channel, Diagnostic, Isr, Marker,
-                                 Severity, Task, Trace, TraceMeta)
+from trace_parsers.model import (
+    EVENT_COLUMNS,
+    EVENT_DTYPE,
+    VALUE_NULL,
+    Channel,
+    Diagnostic,
+    Isr,
+    Marker,
+    Severity,
+    Task,
+    Trace,
+    TraceMeta,
+)
 
 SUFFIX = ".ctev.parquet"
 _SIDE = {"tasks": Task, "isrs": Isr, "markers": Marker, "channels": Channel, "diagnostics": Diagnostic}
@@ -45,8 +56,9 @@ def load_trace(path: str | Path) -> Trace:
         side = json.loads(md[b"crosstrace.side"])
         strings = json.loads(md.get(b"crosstrace.strings", b"[]"))
     except (OSError, KeyError, ValueError) as e:
-        raise TraceFormatError(f"not a crosstrace event file: {e}", code="FMT_UNKNOWN", path=str(path),
-                               offset=0) from None
+        raise TraceFormatError(
+            f"not a crosstrace event file: {e}", code="FMT_UNKNOWN", path=str(path), offset=0
+        ) from None
     ev = np.zeros(table.num_rows, dtype=EVENT_DTYPE)
     for c in EVENT_COLUMNS:
         col = table.column(c.name)

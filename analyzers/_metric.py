@@ -10,8 +10,9 @@ trace instance with the same instance seen on the pins.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,8 +56,9 @@ class Series:
 def arrow_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([pa.field(n, getattr(pa, t)(), metadata={"unit": u, "doc": d})
-                      for n, t, u, d in INSTANCE_COLUMNS])
+    return pa.schema(
+        [pa.field(n, getattr(pa, t)(), metadata={"unit": u, "doc": d}) for n, t, u, d in INSTANCE_COLUMNS]
+    )
 
 
 def make_table(series: Sequence[Series], source: str) -> Any:
@@ -76,17 +78,22 @@ def make_table(series: Sequence[Series], source: str) -> Any:
         cols["value"].append(np.asarray(s.value, dtype=np.float64))
         cols["unit"].append(np.full(n, s.unit, dtype=object))
         cols["start_site"].append(np.full(n, s.start_site, dtype=object))
-        cols["start_idx"].append(np.full(n, -1, np.int64) if s.start_idx is None
-                                 else np.asarray(s.start_idx, dtype=np.int64))
+        cols["start_idx"].append(
+            np.full(n, -1, np.int64) if s.start_idx is None else np.asarray(s.start_idx, dtype=np.int64)
+        )
         cols["end_site"].append(np.full(n, s.end_site, dtype=object))
-        cols["end_idx"].append(np.full(n, -1, np.int64) if s.end_idx is None
-                               else np.asarray(s.end_idx, dtype=np.int64))
+        cols["end_idx"].append(
+            np.full(n, -1, np.int64) if s.end_idx is None else np.asarray(s.end_idx, dtype=np.int64)
+        )
     schema = arrow_schema()
     arrays = []
     for f in schema:
         parts = cols[f.name]
-        data = np.concatenate(parts) if parts else np.zeros(0, dtype=object if f.type == "string"
-                                                             else np.float64)
+        data = (
+            np.concatenate(parts)
+            if parts
+            else np.zeros(0, dtype=object if f.type == "string" else np.float64)
+        )
         arrays.append(pa.array(data.tolist() if data.dtype == object else data, type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -158,8 +165,14 @@ def summary_fields(series: Sequence[Series], drop_log: DropLog) -> dict[str, Any
     }
 
 
-def kernel_interval(metric: str, ts: np.ndarray, start_mask: np.ndarray, end_mask: np.ndarray,
-                    gaps: Sequence[tuple[int, int]], drop_log: DropLog) -> tuple[Series, int]:
+def kernel_interval(
+    metric: str,
+    ts: np.ndarray,
+    start_mask: np.ndarray,
+    end_mask: np.ndarray,
+    gaps: Sequence[tuple[int, int]],
+    drop_log: DropLog,
+) -> tuple[Series, int]:
     """Intervals between kernel events of a trace: each start row to the next end row."""
     a = ts[start_mask].astype(np.int64)
     b = ts[end_mask].astype(np.int64)

@@ -9,14 +9,26 @@ instrumentation offsets, optional OVERFLOW gaps) and :func:`to_capture` as a log
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import (VALUE_NULL, Channel, CtxType, EventKind, Isr, Marker, Task, Trace, TraceMeta,
-                                 empty_events, fill_ts)
+from trace_parsers.model import (
+    VALUE_NULL,
+    Channel,
+    CtxType,
+    EventKind,
+    Isr,
+    Marker,
+    Task,
+    Trace,
+    TraceMeta,
+    empty_events,
+    fill_ts,
+)
 
 from .sites import DEFAULT_SITES, Site
 
@@ -35,13 +47,21 @@ class Scenario:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def ctx_switch(n: int = 200, switch_ns: int = 128, gap_ns: int = 2000, kernel_ns: int = 60,
-               n_tasks: int = 2, seed: int = 0, spread_ns: int = 0) -> Scenario:
+def ctx_switch(
+    n: int = 200,
+    switch_ns: int = 128,
+    gap_ns: int = 2000,
+    kernel_ns: int = 60,
+    n_tasks: int = 2,
+    seed: int = 0,
+    spread_ns: int = 0,
+) -> Scenario:
     """Tasks yielding in turn: yield site, kernel switch-in after ``kernel_ns``, switch_in site
     after ``switch_ns`` (+ uniform ``spread_ns`` to vary instances)."""
     rng = np.random.default_rng(seed)
-    sc = Scenario("ctx_switch", tasks=[Task(i, f"T{i}", 5) for i in range(n_tasks)],
-                  options={"CT_NTASKS": n_tasks})
+    sc = Scenario(
+        "ctx_switch", tasks=[Task(i, f"T{i}", 5) for i in range(n_tasks)], options={"CT_NTASKS": n_tasks}
+    )
     t = 10_000
     sw = []
     for k in range(n):
@@ -51,13 +71,21 @@ def ctx_switch(n: int = 200, switch_ns: int = 128, gap_ns: int = 2000, kernel_ns
         sc.marks.append((t + d, "ctx.switch_in"))
         sw.append(d)
         t += d + gap_ns + int(rng.integers(0, 500))
-    sc.truth = {"ctx_switch.yield": np.array(sw, dtype=np.float64),
-                "ctx_switch.yield.to_switch_in": np.full(n, kernel_ns, dtype=np.float64)}
+    sc.truth = {
+        "ctx_switch.yield": np.array(sw, dtype=np.float64),
+        "ctx_switch.yield.to_switch_in": np.full(n, kernel_ns, dtype=np.float64),
+    }
     return sc
 
 
-def periodic(n: int = 200, period_ns: int = 1_000_000, jitter_ns: int = 0, missed: Sequence[int] = (),
-             drift_ppm: float = 0.0, seed: int = 0) -> Scenario:
+def periodic(
+    n: int = 200,
+    period_ns: int = 1_000_000,
+    jitter_ns: int = 0,
+    missed: Sequence[int] = (),
+    drift_ppm: float = 0.0,
+    seed: int = 0,
+) -> Scenario:
     """A periodic task with activation ``k`` at ``k * period * (1 + drift) + U(-j, j)``; indices in
     ``missed`` never happen."""
     rng = np.random.default_rng(seed)
@@ -73,12 +101,23 @@ def periodic(n: int = 200, period_ns: int = 1_000_000, jitter_ns: int = 0, misse
     return sc
 
 
-def isr(n: int = 200, latency_ns: int = 304, duration_ns: int = 150, irq: int = 50,
-        period_ns: int = 500_000, seed: int = 0, spread_ns: int = 0) -> Scenario:
+def isr(
+    n: int = 200,
+    latency_ns: int = 304,
+    duration_ns: int = 150,
+    irq: int = 50,
+    period_ns: int = 500_000,
+    seed: int = 0,
+    spread_ns: int = 0,
+) -> Scenario:
     """A timer ISR that wakes a task: isr.enter site in the ISR, task_wake site in the task."""
     rng = np.random.default_rng(seed)
-    sc = Scenario("isr_latency", tasks=[Task(0, "worker", 3), Task(1, "IDLE", 0)],
-                  isrs=[Isr(irq, "TIM5")], options={"CT_TEST_IRQ": irq})
+    sc = Scenario(
+        "isr_latency",
+        tasks=[Task(0, "worker", 3), Task(1, "IDLE", 0)],
+        isrs=[Isr(irq, "TIM5")],
+        options={"CT_TEST_IRQ": irq},
+    )
     lat = []
     for k in range(n):
         t = 20_000 + k * period_ns
@@ -94,8 +133,15 @@ def isr(n: int = 200, latency_ns: int = 304, duration_ns: int = 150, irq: int = 
     return sc
 
 
-def fft(n: int = 50, fft_ns: int = 35_350, uart_ns: int = 80_000, frame_ns: int = 2_000_000,
-        lost: Sequence[int] = (), seed: int = 0, uart_lines: bool = True) -> Scenario:
+def fft(
+    n: int = 50,
+    fft_ns: int = 35_350,
+    uart_ns: int = 80_000,
+    frame_ns: int = 2_000_000,
+    lost: Sequence[int] = (),
+    seed: int = 0,
+    uart_lines: bool = True,
+) -> Scenario:
     """FFT frames: samples, FFT start/stop, UART send; frames in ``lost`` never get sent."""
     sc = Scenario("fft_workload", tasks=[Task(0, "adc", 4), Task(1, "uart", 3)])
     lines = []
@@ -109,8 +155,12 @@ def fft(n: int = 50, fft_ns: int = 35_350, uart_ns: int = 80_000, frame_ns: int 
             lines.append(f"fft frame={k} bin={20 + 9 * (k % 7)}")
     sc.marks.sort()
     sc.uart_text = "".join(ln + "\r\n" for ln in lines) if uart_lines else ""
-    sc.truth = {"fft.duration": float(fft_ns), "fft.sample_to_uart": float(5_000 + fft_ns + uart_ns),
-                "frames": n, "lost": len(lost)}
+    sc.truth = {
+        "fft.duration": float(fft_ns),
+        "fft.sample_to_uart": float(5_000 + fft_ns + uart_ns),
+        "frames": n,
+        "lost": len(lost),
+    }
     return sc
 
 
@@ -118,9 +168,17 @@ def _site_ids(sites: Sequence[Site]) -> dict[str, int]:
     return {s.name: s.id for s in sites}
 
 
-def to_trace(sc: Scenario, *, sites: Sequence[Site] = DEFAULT_SITES, tick_hz: int = 1_000_000_000,
-             origin_ns: int = 0, site_offset_ns: dict[str, int] | None = None,
-             overflow_after: Sequence[int] = (), lose: int = 10, fmt: str = "synthetic") -> Trace:
+def to_trace(
+    sc: Scenario,
+    *,
+    sites: Sequence[Site] = DEFAULT_SITES,
+    tick_hz: int = 1_000_000_000,
+    origin_ns: int = 0,
+    site_offset_ns: dict[str, int] | None = None,
+    overflow_after: Sequence[int] = (),
+    lose: int = 10,
+    fmt: str = "synthetic",
+) -> Trace:
     """Render as a trace: ``ts_raw = floor((t - origin + site offset) * tick_hz / 1e9)``.
 
     ``overflow_after``: indices into the merged event list after which ``lose`` events are dropped
@@ -149,10 +207,11 @@ def to_trace(sc: Scenario, *, sites: Sequence[Site] = DEFAULT_SITES, tick_hz: in
                     kept.append((rows[drop_until + 1][0] - 1, EventKind.OVERFLOW, CtxType.NONE, -1, 0, lose))
         rows = kept
     ev = empty_events(len(rows))
-    t = np.array([r[0] - origin_ns for r in rows], dtype=np.int64)
-    if t.size and t.min() < 0:
+    rel = np.array([r[0] - origin_ns for r in rows], dtype=np.int64)
+    if rel.size and rel.min() < 0:
         raise ValueError("origin_ns after the first event")
-    ev["ts_raw"] = (t.astype(object) * tick_hz // 1_000_000_000).astype(np.uint64) if t.size else []
+    if rel.size:
+        ev["ts_raw"] = (rel.astype(object) * tick_hz // 1_000_000_000).astype(np.uint64)
     ev["kind"] = [r[1] for r in rows]
     ev["ctx_type"] = [r[2] for r in rows]
     ev["ctx_id"] = [r[3] for r in rows]
@@ -180,10 +239,19 @@ def uart_edges(text: str, t0: int, baud: int = 115200, gap_bits: int = 2) -> lis
     return edges
 
 
-def to_capture(sc: Scenario, *, sites: Sequence[Site] = DEFAULT_SITES, samplerate: int = 1_000_000_000,
-               offset_ns: int = 19_057, ppm: float = 0.0, jitter_ns: int = 0, seed: int = 0,
-               drop_edges: dict[str, Sequence[int]] | None = None, uart_t0: int | None = None,
-               baud: int = 115200) -> Trace:
+def to_capture(
+    sc: Scenario,
+    *,
+    sites: Sequence[Site] = DEFAULT_SITES,
+    samplerate: int = 1_000_000_000,
+    offset_ns: int = 19_057,
+    ppm: float = 0.0,
+    jitter_ns: int = 0,
+    seed: int = 0,
+    drop_edges: dict[str, Sequence[int]] | None = None,
+    uart_t0: int | None = None,
+    baud: int = 115200,
+) -> Trace:
     """Render as a logic capture: one channel per site, toggling at every hit, timestamps
     ``offset + t·(1 + ppm) + jitter`` quantised down to the sample grid."""
     rng = np.random.default_rng(seed)
@@ -223,31 +291,52 @@ def to_capture(sc: Scenario, *, sites: Sequence[Site] = DEFAULT_SITES, samplerat
     ev["src_offset"] = ev["ts_raw"]
     ev["ctx_type"] = CtxType.NONE
     fill_ts(ev, samplerate)
-    meta = TraceMeta(source_format="synthetic_logic", tick_hz=samplerate, clock_domain="la_samples",
-                     app=sc.app)
+    meta = TraceMeta(
+        source_format="synthetic_logic", tick_hz=samplerate, clock_domain="la_samples", app=sc.app
+    )
     return Trace(ev, meta, channels=channels)
 
 
-def write_capture_folder(folder: Path, sc: Scenario, *, rtos: str = "freertos", board: str = "qemu_netduinoplus2",
-                         trace: Trace | None = None, capture: Trace | None = None, run_id: str = "r1",
-                         extra: dict[str, Any] | None = None) -> Path:
+def write_capture_folder(
+    folder: Path,
+    sc: Scenario,
+    *,
+    rtos: str = "freertos",
+    board: str = "qemu_netduinoplus2",
+    trace: Trace | None = None,
+    capture: Trace | None = None,
+    run_id: str = "r1",
+    extra: dict[str, Any] | None = None,
+) -> Path:
     """Write a capture folder (``run.json`` + ``*.ctev.parquet`` sources) for batch tests."""
     from ._io import save_trace
 
     folder.mkdir(parents=True, exist_ok=True)
-    run: dict[str, Any] = {"schema": 1, "board": board, "rtos": rtos, "rtos_version": "synthetic",
-                           "app": sc.app, "options": dict(sc.options),
-                           "firmware": {"git_rev": "synthetic", "elf_sha256": "", "config": "synthetic"},
-                           "sites": [{"id": s.id, "name": s.name, "pin": s.pin, "channel": s.channel}
-                                     for s in DEFAULT_SITES],
-                           "status": "ok", "run_id": run_id, "logic": []}
+    run: dict[str, Any] = {
+        "schema": 1,
+        "board": board,
+        "rtos": rtos,
+        "rtos_version": "synthetic",
+        "app": sc.app,
+        "options": dict(sc.options),
+        "firmware": {"git_rev": "synthetic", "elf_sha256": "", "config": "synthetic"},
+        "sites": [{"id": s.id, "name": s.name, "pin": s.pin, "channel": s.channel} for s in DEFAULT_SITES],
+        "status": "ok",
+        "run_id": run_id,
+        "logic": [],
+    }
     if trace is not None:
         save_trace(trace, folder / "trace.ctev.parquet")
         run["trace"] = {"file": "trace.ctev.parquet", "format": "ctev", "tick_hz": trace.meta.tick_hz}
     if capture is not None:
         save_trace(capture, folder / "logic.ctev.parquet")
-        run["logic"] = [{"file": "logic.ctev.parquet", "format": "ctev",
-                         "profile": {"name": "ideal", "samplerate": capture.meta.tick_hz}}]
+        run["logic"] = [
+            {
+                "file": "logic.ctev.parquet",
+                "format": "ctev",
+                "profile": {"name": "ideal", "samplerate": capture.meta.tick_hz},
+            }
+        ]
     if sc.uart_text:
         (folder / "uart.log").write_text(sc.uart_text)
         run["uart"] = {"file": "uart.log", "baud": 115200, "channel": "uart.tx"}

@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def decode_edges(ts: np.ndarray, level_after: np.ndarray, initial_level: int, baud: int,
-                 data_bits: int = 8) -> tuple[bytes, np.ndarray, int]:
+def decode_edges(
+    ts: np.ndarray, level_after: np.ndarray, initial_level: int, baud: int, data_bits: int = 8
+) -> tuple[bytes, np.ndarray, int]:
     """Decode UART bytes; returns ``(data, start_ts per byte, framing_errors)``."""
     ts = np.asarray(ts, dtype=np.int64)
     lv = np.asarray(level_after, dtype=np.int64)

@@ -29,8 +29,9 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 #: Bumped when the outputs change shape; part of the cache key together with the code hash.
 RESULT_VERSION = 1
@@ -41,6 +42,7 @@ BOARD_CPU_HZ = {"stm32f429i_disco": 180_000_000, "qemu_netduinoplus2": 1_000_000
 
 
 # -- discovery -------------------------------------------------------------------------------------
+
 
 def _sniff(path: Path) -> str | None:
     """Format name of ``path`` or None (own event files by suffix, everything else by content)."""
@@ -74,9 +76,11 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
             if any(d.resolve() == e or e in d.resolve().parents for e in excl):
                 dirnames[:] = []
                 continue
-            dirnames.sort()
+            dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))  # temp/hidden folders
             rel = d.relative_to(root).as_posix()
             cid = rel if rel != "." else d.resolve().name
+            if len(roots) > 1 and rel != ".":  # several roots: keep ids apart
+                cid = f"{root.resolve().name}/{rel}"
             if "run.json" in filenames:
                 found[cid] = d
                 dirnames[:] = []
@@ -88,6 +92,7 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
 
 
 # -- one capture -----------------------------------------------------------------------------------
+
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -126,8 +131,14 @@ def plan_capture(folder: Path) -> dict[str, Any]:
             raise ValueError(f"{rj}: not valid JSON: {e}") from None
         if not isinstance(run, dict):
             raise ValueError(f"{rj}: expected a JSON object")
-    plan: dict[str, Any] = {"run": run, "trace": None, "trace_tick_hz": None, "logic": [], "uart": None,
-                            "uart_baud": 115200}
+    plan: dict[str, Any] = {
+        "run": run,
+        "trace": None,
+        "trace_tick_hz": None,
+        "logic": [],
+        "uart": None,
+        "uart_baud": 115200,
+    }
     if run:
         t = run.get("trace") or None
         if t and t.get("file"):
@@ -135,8 +146,13 @@ def plan_capture(folder: Path) -> dict[str, Any]:
             plan["trace_tick_hz"] = t.get("tick_hz")
         for entry in run.get("logic") or []:
             prof = entry.get("profile") or {}
-            plan["logic"].append({"file": folder / entry["file"], "profile": prof.get("name") or "ideal",
-                                  "samplerate": prof.get("samplerate")})
+            plan["logic"].append(
+                {
+                    "file": folder / entry["file"],
+                    "profile": prof.get("name") or "ideal",
+                    "samplerate": prof.get("samplerate"),
+                }
+            )
         u = run.get("uart") or None
         if u and u.get("file") and (folder / u["file"]).is_file():
             plan["uart"] = folder / u["file"]
@@ -161,8 +177,12 @@ def plan_capture(folder: Path) -> dict[str, Any]:
 
 def input_hash(folder: Path, plan: dict[str, Any]) -> str:
     h = hashlib.sha256(code_hash().encode())
-    files = [folder / "run.json"] + ([plan["trace"]] if plan["trace"] else []) + \
-        [e["file"] for e in plan["logic"]] + ([plan["uart"]] if plan["uart"] else [])
+    files = (
+        [folder / "run.json"]
+        + ([plan["trace"]] if plan["trace"] else [])
+        + [e["file"] for e in plan["logic"]]
+        + ([plan["uart"]] if plan["uart"] else [])
+    )
     for f in files:
         f = Path(f)
         if f.is_file():
@@ -171,8 +191,9 @@ def input_hash(folder: Path, plan: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
-def _open(path: Path, *, tick_hz: int | None = None, samplerate: int | None = None,
-          on_corrupt: str = "raise") -> Any:
+def _open(
+    path: Path, *, tick_hz: int | None = None, samplerate: int | None = None, on_corrupt: str = "raise"
+) -> Any:
     from trace_parsers import open_trace
 
     from ._io import SUFFIX, load_trace
@@ -183,42 +204,79 @@ def _open(path: Path, *, tick_hz: int | None = None, samplerate: int | None = No
         raise TraceFormatError("the file listed in run.json does not exist", code="IO_ERROR", path=str(path))
     if str(path).endswith(SUFFIX):
         return load_trace(path)
-    kw: dict[str, Any] = {}
     from trace_parsers import detect_format
+    from trace_parsers.errors import TraceError
 
-    fmt = detect_format(path)
-    if fmt == "tracex" and tick_hz:
+    kw: dict[str, Any] = {}
+    if detect_format(path) == "tracex" and tick_hz:
         kw["tick_hz"] = int(tick_hz)
-    if fmt not in _TRACE_FORMATS and samplerate:
-        kw["samplerate"] = int(samplerate)
     try:
         return open_trace(path, on_corrupt=on_corrupt, **kw)
-    except TypeError:  # a reader without that keyword
-        return open_trace(path, on_corrupt=on_corrupt)
+    except TraceError as e:
+        # run.json's analyzer profile states the rate; use it only when the file itself does not
+        if e.code == "SR_NO_SAMPLERATE" and samplerate:
+            return open_trace(path, on_corrupt=on_corrupt, samplerate=int(samplerate))
+        raise
 
 
 def _identity(folder: Path, capture_id: str, run: dict[str, Any]) -> dict[str, Any]:
     parts = capture_id.split("/")
     app = run.get("app") or ""
     app_dir = parts[-2] if len(parts) >= 2 else ""
-    variant = ""
-    if app and app_dir.startswith(app + "-"):
-        variant = app_dir[len(app) + 1:]
-    return {"capture": capture_id, "board": run.get("board", ""), "rtos": run.get("rtos", ""),
-            "app": app, "variant": variant, "run_id": run.get("run_id") or (parts[-1] if parts else "")}
+    variant = str(run.get("variant") or "")
+    if not variant and app and app_dir.startswith(app + "-"):
+        variant = app_dir[len(app) + 1 :]
+    return {
+        "capture": capture_id,
+        "board": run.get("board", ""),
+        "rtos": run.get("rtos", ""),
+        "app": app,
+        "variant": variant,
+        "run_id": run.get("run_id") or (parts[-1] if parts else ""),
+    }
 
 
 def _stat_rows(ident: dict[str, Any], source: str, profile: str, res: Any) -> list[dict[str, Any]]:
     rows = []
     for m, st in sorted(res.stats.items()):
-        rows.append({**ident, "metric": m, "source": source, "profile": profile, "kind": "distribution",
-                     "unit": res.units.get(m, "ns"), **st.as_dict(),
-                     "excluded": sum(e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"),
-                     "unmatched": sum(e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event")})
+        rows.append(
+            {
+                **ident,
+                "metric": m,
+                "source": source,
+                "profile": profile,
+                "kind": "distribution",
+                "unit": res.units.get(m, "ns"),
+                **st.as_dict(),
+                "excluded": sum(
+                    e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"
+                ),
+                "unmatched": sum(
+                    e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event"
+                ),
+            }
+        )
     for m, (v, unit) in sorted(res.scalars.items()):
-        rows.append({**ident, "metric": m, "source": source, "profile": profile, "kind": "scalar", "unit": unit,
-                     "n": 1, "mean": v, "std": 0.0, "min": v, "p1": v, "p50": v, "p99": v, "max": v,
-                     "excluded": 0, "unmatched": 0})
+        rows.append(
+            {
+                **ident,
+                "metric": m,
+                "source": source,
+                "profile": profile,
+                "kind": "scalar",
+                "unit": unit,
+                "n": 1,
+                "mean": v,
+                "std": 0.0,
+                "min": v,
+                "p1": v,
+                "p50": v,
+                "p99": v,
+                "max": v,
+                "excluded": 0,
+                "unmatched": 0,
+            }
+        )
     return rows
 
 
@@ -229,8 +287,15 @@ def _write_table(rows: list[dict[str, Any]], path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table({"empty": pa.array([], pa.int8())}), path)
 
 
-def analyze_capture(folder: str | Path, capture_id: str, out_dir: str | Path, *, force: bool = False,
-                    on_corrupt: str = "raise", tolerance: float = 0.02) -> dict[str, Any]:
+def analyze_capture(
+    folder: str | Path,
+    capture_id: str,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    on_corrupt: str = "raise",
+    tolerance: float = 0.02,
+) -> dict[str, Any]:
     """Analyze one capture folder; returns its ``result.json`` content (never raises)."""
     folder, out_dir = Path(folder), Path(out_dir)
     dest = out_dir / "captures" / capture_id
@@ -252,8 +317,14 @@ def analyze_capture(folder: str | Path, capture_id: str, out_dir: str | Path, *,
         result["input_hash"] = ihash
     except Exception as e:  # a bad capture never stops the batch
         code = getattr(e, "code", type(e).__name__)
-        result = {"capture": capture_id, "folder": str(folder), "status": "failed", "error": str(e),
-                  "code": code, "traceback": traceback.format_exc(limit=6)}
+        result = {
+            "capture": capture_id,
+            "folder": str(folder),
+            "status": "failed",
+            "error": str(e),
+            "code": code,
+            "traceback": traceback.format_exc(limit=6),
+        }
     result["cached"] = False
     result["seconds"] = time.perf_counter() - t0
     dest.mkdir(parents=True, exist_ok=True)
@@ -273,8 +344,9 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def _analyze(folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on_corrupt: str,
-             tolerance: float) -> dict[str, Any]:
+def _analyze(
+    folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on_corrupt: str, tolerance: float
+) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -309,12 +381,27 @@ def _analyze(folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on
         save_trace(trace, dest / "events-trace.ctev.parquet")
         tr_res = run_analyzers(trace, sites, options)
         metric_rows += _stat_rows(ident, "trace", "", tr_res)
-        instances.append(tr_res.table.append_column("profile", pa.array([""] * tr_res.table.num_rows, pa.string())))
+        instances.append(
+            tr_res.table.append_column("profile", pa.array([""] * tr_res.table.num_rows, pa.string()))
+        )
         drops += [{"source": "trace", "profile": "", **d.__dict__} for d in tr_res.drop_log]
-        diagnostics += [{"source": "trace", "code": d.code, "severity": d.severity.name, "offset": d.offset,
-                         "count": d.count, "message": d.message} for d in trace.diagnostics]
-        sources["trace"] = {"file": Path(plan["trace"]).name, "format": trace.meta.source_format,
-                            "events": len(trace), "tick_hz": trace.meta.tick_hz}
+        diagnostics += [
+            {
+                "source": "trace",
+                "code": d.code,
+                "severity": d.severity.name,
+                "offset": d.offset,
+                "count": d.count,
+                "message": d.message,
+            }
+            for d in trace.diagnostics
+        ]
+        sources["trace"] = {
+            "file": Path(plan["trace"]).name,
+            "format": trace.meta.source_format,
+            "events": len(trace),
+            "tick_hz": trace.meta.tick_hz,
+        }
     xv_rows: list[dict[str, Any]] = []
     al_rows: list[dict[str, Any]] = []
     count_rows: list[dict[str, Any]] = []
@@ -328,13 +415,34 @@ def _analyze(folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on
         metric_rows += _stat_rows(ident, "logic", prof, lg)
         instances.append(lg.table.append_column("profile", pa.array([prof] * lg.table.num_rows, pa.string())))
         drops += [{"source": "logic", "profile": prof, **d.__dict__} for d in lg.drop_log]
-        diagnostics += [{"source": f"logic:{prof}", "code": d.code, "severity": d.severity.name,
-                         "offset": d.offset, "count": d.count, "message": d.message} for d in cap.diagnostics]
-        sources[f"logic:{prof}"] = {"file": Path(entry["file"]).name, "format": cap.meta.source_format,
-                                    "events": len(cap), "samplerate": cap.meta.tick_hz}
+        diagnostics += [
+            {
+                "source": f"logic:{prof}",
+                "code": d.code,
+                "severity": d.severity.name,
+                "offset": d.offset,
+                "count": d.count,
+                "message": d.message,
+            }
+            for d in cap.diagnostics
+        ]
+        sources[f"logic:{prof}"] = {
+            "file": Path(entry["file"]).name,
+            "format": cap.meta.source_format,
+            "events": len(cap),
+            "samplerate": cap.meta.tick_hz,
+        }
         if trace is not None and tr_res is not None:
-            cv = cross_validate(trace, cap, sites=sites, trace_table=tr_res.table, logic_table=lg.table,
-                                trace_scalars=tr_res.scalars, logic_scalars=lg.scalars, tolerance=tolerance)
+            cv = cross_validate(
+                trace,
+                cap,
+                sites=sites,
+                trace_table=tr_res.table,
+                logic_table=lg.table,
+                trace_scalars=tr_res.scalars,
+                logic_scalars=lg.scalars,
+                tolerance=tolerance,
+            )
             if cv.note:
                 notes.append(f"{prof}: {cv.note}")
             xv_rows += [{**ident, "profile": prof, **a.as_row()} for a in cv.agreements]
@@ -345,11 +453,26 @@ def _analyze(folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on
     for r in parse_results(run.get("result_lines") or []):
         v = r["mean_ns"] if r["mean_ns"] == r["mean_ns"] else r["mean"]
         unit = "ns" if r["mean_ns"] == r["mean_ns"] else r["unit"]
-        metric_rows.append({**ident, "metric": r["metric"], "source": "firmware", "profile": "",
-                            "kind": "summary", "unit": unit, "n": r["n"], "mean": v, "std": float("nan"),
-                            "min": r["min_ns"] if unit == "ns" else r["min"], "p1": float("nan"),
-                            "p50": float("nan"), "p99": float("nan"),
-                            "max": r["max_ns"] if unit == "ns" else r["max"], "excluded": 0, "unmatched": 0})
+        metric_rows.append(
+            {
+                **ident,
+                "metric": r["metric"],
+                "source": "firmware",
+                "profile": "",
+                "kind": "summary",
+                "unit": unit,
+                "n": r["n"],
+                "mean": v,
+                "std": float("nan"),
+                "min": r["min_ns"] if unit == "ns" else r["min"],
+                "p1": float("nan"),
+                "p50": float("nan"),
+                "p99": float("nan"),
+                "max": r["max_ns"] if unit == "ns" else r["max"],
+                "excluded": 0,
+                "unmatched": 0,
+            }
+        )
     if instances:
         pq.write_table(pa.concat_tables(instances), dest / "instances.parquet")
     if pair_tables:
@@ -359,25 +482,41 @@ def _analyze(folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on
     _write_table(al_rows, dest / "alignment.parquet")
     _write_table(drops, dest / "drop_log.parquet")
     fw = run.get("firmware") or {}
-    verdicts = [r["verdict"] for r in xv_rows if r["verdict"] in ("PASS", "FAIL")] + \
-        [r["verdict"] for r in count_rows]
+    verdicts = [r["verdict"] for r in xv_rows if r["verdict"] in ("PASS", "FAIL")] + [
+        r["verdict"] for r in count_rows
+    ]
     return {
-        **ident, "folder": str(folder), "status": "ok", "metrics": metric_rows, "crossval": xv_rows,
-        "crossval_counts": count_rows, "alignment": al_rows, "drop_log": drops, "diagnostics": diagnostics,
-        "notes": notes, "sources": sources,
+        **ident,
+        "folder": str(folder),
+        "status": "ok",
+        "metrics": metric_rows,
+        "crossval": xv_rows,
+        "crossval_counts": count_rows,
+        "alignment": al_rows,
+        "drop_log": drops,
+        "diagnostics": diagnostics,
+        "notes": notes,
+        "sources": sources,
         "verdict": ("FAIL" if "FAIL" in verdicts else "PASS") if verdicts else "N/A",
-        "provenance": {"firmware_rev": fw.get("git_rev", ""), "elf_sha256": fw.get("elf_sha256", ""),
-                       "config": fw.get("config", ""), "rtos_version": run.get("rtos_version", ""),
-                       "options": run.get("options") or {}, "qemu": run.get("qemu") or {},
-                       "logic_profiles": [e.get("profile") for e in run.get("logic") or []],
-                       "created_utc": run.get("created_utc", ""), "run_status": run.get("status", ""),
-                       "console_done": parse_done(run.get("result_lines") or []),
-                       "cpu_hz": options.get("CT_CPU_HZ") or BOARD_CPU_HZ.get(run.get("board", ""))},
+        "provenance": {
+            "firmware_rev": fw.get("git_rev", ""),
+            "elf_sha256": fw.get("elf_sha256", ""),
+            "config": fw.get("config", ""),
+            "rtos_version": run.get("rtos_version", ""),
+            "options": run.get("options") or {},
+            "qemu": run.get("qemu") or {},
+            "logic_profiles": [e.get("profile") for e in run.get("logic") or []],
+            "created_utc": run.get("created_utc", ""),
+            "run_status": run.get("status", ""),
+            "console_done": parse_done(run.get("result_lines") or []),
+            "cpu_hz": options.get("CT_CPU_HZ") or BOARD_CPU_HZ.get(run.get("board", "")),
+        },
         "code_hash": code_hash(),
     }
 
 
 # -- the campaign ----------------------------------------------------------------------------------
+
 
 def comparison_table(campaign: Any) -> Any:
     """Seed-style comparison: per board, app, variant, metric and source, every RTOS's mean as a
@@ -388,8 +527,9 @@ def comparison_table(campaign: Any) -> Any:
     if df.empty:
         return pd.DataFrame(columns=["board", "app", "variant", "metric", "source", "rtos", "mean_ns"])
     keys = ["board", "app", "variant", "metric", "source", "profile"]
-    g = df.groupby(keys + ["rtos"], dropna=False).agg(mean_ns=("mean", "mean"), p99_ns=("p99", "mean"),
-                                                       runs=("capture", "nunique"), n=("n", "sum"))
+    g = df.groupby(keys + ["rtos"], dropna=False).agg(
+        mean_ns=("mean", "mean"), p99_ns=("p99", "mean"), runs=("capture", "nunique"), n=("n", "sum")
+    )
     g = g.reset_index()
     grp = g.groupby(keys, dropna=False)["mean_ns"]
     g["x_fastest"] = g["mean_ns"] / grp.transform("min")
@@ -407,7 +547,9 @@ def overhead_table(campaign: Any, captures: list[dict[str, Any]]) -> Any:
     build of the same board, RTOS and app (untraced = a capture folder without a trace)."""
     import pandas as pd
 
-    traced = {c["capture"]: bool(c.get("sources", {}).get("trace")) for c in captures if c.get("status") == "ok"}
+    traced = {
+        c["capture"]: bool(c.get("sources", {}).get("trace")) for c in captures if c.get("status") == "ok"
+    }
     df = campaign[(campaign["source"] == "logic") & (campaign["kind"] == "distribution")].copy()
     if df.empty:
         return pd.DataFrame()
@@ -431,7 +573,12 @@ def write_campaign(out_dir: Path, results: list[dict[str, Any]]) -> dict[str, An
     al = pd.DataFrame([row for r in ok for row in r["alignment"]])
     counts = pd.DataFrame([row for r in ok for row in r.get("crossval_counts", [])])
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, df in (("campaign", campaign), ("crossval", xv), ("alignment", al), ("crossval_counts", counts)):
+    for name, df in (
+        ("campaign", campaign),
+        ("crossval", xv),
+        ("alignment", al),
+        ("crossval_counts", counts),
+    ):
         df.to_csv(out_dir / f"{name}.csv", index=False)
         if not df.empty:
             df.to_parquet(out_dir / f"{name}.parquet", index=False)
@@ -443,18 +590,46 @@ def write_campaign(out_dir: Path, results: list[dict[str, Any]]) -> dict[str, An
         ov.to_csv(out_dir / "overhead.csv", index=False)
     manifest = {
         "code_hash": code_hash(),
-        "captures": [{k: r.get(k) for k in ("capture", "folder", "status", "error", "code", "board", "rtos",
-                                            "app", "variant", "run_id", "verdict", "notes", "provenance",
-                                            "sources", "diagnostics", "input_hash", "seconds", "cached")}
-                     for r in results],
+        "captures": [
+            {
+                k: r.get(k)
+                for k in (
+                    "capture",
+                    "folder",
+                    "status",
+                    "error",
+                    "code",
+                    "board",
+                    "rtos",
+                    "app",
+                    "variant",
+                    "run_id",
+                    "verdict",
+                    "notes",
+                    "provenance",
+                    "sources",
+                    "diagnostics",
+                    "input_hash",
+                    "seconds",
+                    "cached",
+                )
+            }
+            for r in results
+        ],
         "failed": sum(r.get("status") != "ok" for r in results),
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json_default))
     return manifest
 
 
-def _run_pool(jobs: list[tuple[str, Path]], out_dir: Path, workers: int, scheduler: str,
-              progress: Callable[[dict[str, Any]], None], **kw: Any) -> list[dict[str, Any]]:
+def _run_pool(
+    jobs: list[tuple[str, Path]],
+    out_dir: Path,
+    workers: int,
+    scheduler: str,
+    progress: Callable[[dict[str, Any]], None],
+    **kw: Any,
+) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     if scheduler == "serial" or workers == 1 and scheduler == "processes":
         for cid, folder in jobs:
@@ -475,18 +650,23 @@ def _run_pool(jobs: list[tuple[str, Path]], out_dir: Path, workers: int, schedul
                 results.append(r)
         return results
     # Dask: "dask-local" starts a local cluster; anything else is a scheduler address
-    from distributed import Client, LocalCluster, as_completed as d_as_completed
+    from distributed import Client, LocalCluster
+    from distributed import as_completed as d_as_completed
 
     cluster = None
     if scheduler == "dask-local":
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(cluster)
     else:
         client = Client(scheduler)
     try:
-        futs = [client.submit(analyze_capture, str(folder), cid, str(out_dir), pure=False, **kw)
-                for cid, folder in jobs]
-        for f in d_as_completed(futs):
+        dfuts = [
+            client.submit(analyze_capture, str(folder), cid, str(out_dir), pure=False, **kw)
+            for cid, folder in jobs
+        ]
+        for f in d_as_completed(dfuts):
             r = f.result()
             progress(r)
             results.append(r)
@@ -497,9 +677,17 @@ def _run_pool(jobs: list[tuple[str, Path]], out_dir: Path, workers: int, schedul
     return results
 
 
-def analyze_dirs(roots: Sequence[Path], out_dir: Path, *, workers: int | None = None,
-                 scheduler: str = "processes", force: bool = False, on_corrupt: str = "raise",
-                 tolerance: float = 0.02, quiet: bool = False) -> dict[str, Any]:
+def analyze_dirs(
+    roots: Sequence[Path],
+    out_dir: Path,
+    *,
+    workers: int | None = None,
+    scheduler: str = "processes",
+    force: bool = False,
+    on_corrupt: str = "raise",
+    tolerance: float = 0.02,
+    quiet: bool = False,
+) -> dict[str, Any]:
     """Discover, analyze (in parallel, cached) and write the campaign; returns the manifest."""
     out_dir = Path(out_dir)
     jobs = discover(roots, exclude=[out_dir])
@@ -513,11 +701,15 @@ def analyze_dirs(roots: Sequence[Path], out_dir: Path, *, workers: int | None = 
             return
         status = "cached" if r.get("cached") else r.get("status")
         extra = f"  {r.get('verdict', '')}" if r.get("status") == "ok" else f"  {r.get('error', '')}"
-        print(f"[{done[0]}/{len(jobs)}] {r['capture']}: {status} ({r.get('seconds', 0):.2f} s){extra}",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{done[0]}/{len(jobs)}] {r['capture']}: {status} ({r.get('seconds', 0):.2f} s){extra}",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    results = _run_pool(jobs, out_dir, workers, scheduler, progress, force=force, on_corrupt=on_corrupt,
-                        tolerance=tolerance)
+    results = _run_pool(
+        jobs, out_dir, workers, scheduler, progress, force=force, on_corrupt=on_corrupt, tolerance=tolerance
+    )
     results.sort(key=lambda r: r["capture"])
     manifest = write_campaign(out_dir, results)
     manifest["seconds"] = time.perf_counter() - t0
@@ -528,12 +720,18 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("dirs", nargs="+", type=Path, help="folders to search for capture folders")
     sp.add_argument("-o", "--output", type=Path, default=Path("out/campaign"), help="output folder")
     sp.add_argument("-j", "--jobs", type=int, default=None, help="parallel workers (default: CPU count)")
-    sp.add_argument("--scheduler", default="processes",
-                    help="'processes' (default), 'serial', 'dask-local', or a Dask scheduler address "
-                         "tcp://host:port")
+    sp.add_argument(
+        "--scheduler",
+        default="processes",
+        help="'processes' (default), 'serial', 'dask-local', or a Dask scheduler address tcp://host:port",
+    )
     sp.add_argument("--force", action="store_true", help="ignore cached results")
-    sp.add_argument("--on-corrupt", choices=("raise", "warn", "skip"), default="raise",
-                    help="reader policy for damaged input (default: raise = the capture fails)")
+    sp.add_argument(
+        "--on-corrupt",
+        choices=("raise", "warn", "skip"),
+        default="raise",
+        help="reader policy for damaged input (default: raise = the capture fails)",
+    )
     sp.add_argument("--tolerance", type=float, default=0.02, help="agreement tolerance (default 0.02 = 2%%)")
     sp.add_argument("--strict", action="store_true", help="exit 3 when any cross-validation FAILs")
     sp.add_argument("-q", "--quiet", action="store_true")
@@ -542,16 +740,26 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     try:
-        m = analyze_dirs(args.dirs, args.output, workers=args.jobs, scheduler=args.scheduler, force=args.force,
-                         on_corrupt=args.on_corrupt, tolerance=args.tolerance, quiet=args.quiet)
+        m = analyze_dirs(
+            args.dirs,
+            args.output,
+            workers=args.jobs,
+            scheduler=args.scheduler,
+            force=args.force,
+            on_corrupt=args.on_corrupt,
+            tolerance=args.tolerance,
+            quiet=args.quiet,
+        )
     except FileNotFoundError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 2
     caps = m["captures"]
     n_fail = m["failed"]
     n_xfail = sum(c.get("verdict") == "FAIL" for c in caps)
-    print(f"{len(caps)} captures: {len(caps) - n_fail} analyzed ({sum(bool(c.get('cached')) for c in caps)} "
-          f"cached), {n_fail} failed; cross-validation FAIL in {n_xfail}; results in {args.output}")
+    print(
+        f"{len(caps)} captures: {len(caps) - n_fail} analyzed ({sum(bool(c.get('cached')) for c in caps)} "
+        f"cached), {n_fail} failed; cross-validation FAIL in {n_xfail}; results in {args.output}"
+    )
     for c in caps:
         if c["status"] != "ok":
             print(f"  FAILED {c['capture']}: {c.get('error')}", file=sys.stderr)
@@ -572,7 +780,9 @@ def load_campaign(out_dir: Path) -> dict[str, Any]:
     out_dir = Path(out_dir)
     mf = out_dir / "manifest.json"
     if not mf.is_file():
-        raise FileNotFoundError(f"{out_dir}: no manifest.json (run `crosstrace analyze ... -o {out_dir}` first)")
+        raise FileNotFoundError(
+            f"{out_dir}: no manifest.json (run `crosstrace analyze ... -o {out_dir}` first)"
+        )
     d: dict[str, Any] = {"manifest": json.loads(mf.read_text())}
     for name in ("campaign", "crossval", "alignment", "comparison", "crossval_counts", "overhead"):
         p, c = out_dir / f"{name}.parquet", out_dir / f"{name}.csv"

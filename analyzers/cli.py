@@ -112,6 +112,9 @@ def summarize(trace: Any) -> dict[str, Any]:
         "diagnostics": [{"code": d.code, "severity": d.severity.name, "offset": d.offset,
                          "count": d.count, "message": d.message} for d in trace.diagnostics],
         "rtos": m.rtos, "board": m.board, "app": m.app,
+        "capture": ({k: m.extra.get(k) for k in ("samplerate", "total_samples", "duration_ns",
+                                                 "sample_period_ns")}
+                    if m.clock_domain == "la_samples" else None),
     }
 
 
@@ -121,14 +124,19 @@ def _fmt_duration(d: int, unit: str) -> str:
     return f"{d / 1e9:.6f} s ({d} ns)"
 
 
-def print_summary(s: dict[str, Any], out: Any = sys.stdout) -> None:
-    w = out.write
+def print_summary(s: dict[str, Any], out: Any = None) -> None:
+    w = (out or sys.stdout).write  # resolved per call: sys.stdout may be replaced after import
     w(f"{s['path']}\n  format    {s['format']} {s['version']}\n")
     w(f"  tick rate {s['tick_hz'] or 'unknown (ts in ticks)'} Hz  clock {s['clock_domain']}\n")
     w(f"  duration  {_fmt_duration(s['duration'], s['ts_unit'])}   cores {s['cores']}   "
       f"events {s['events']}\n")
     if s["rtos"] or s["app"]:
         w(f"  firmware  rtos={s['rtos']} board={s['board']} app={s['app']}\n")
+    cap = s.get("capture")
+    if cap and cap.get("total_samples") is not None:
+        dur = cap.get("duration_ns")
+        w(f"  capture   {cap['total_samples']} samples at {cap['samplerate']} Hz"
+          + (f", {dur / 1e9:.6f} s ({dur} ns)" if dur is not None else "") + "\n")
     if s["tasks"]:
         w(f"  tasks ({len(s['tasks'])}):\n")
         for t in s["tasks"]:
@@ -230,9 +238,8 @@ def _setup_decode(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
-    from trace_parsers.sigrok.protocol import decode_uart
-
     from trace_parsers import TraceError
+    from trace_parsers.sigrok.protocol import decode_uart
 
     try:
         res = decode_uart(args.file, channel=args.uart, baud=args.baud)

@@ -53,9 +53,14 @@ def load_instances(path: Path) -> Any:
     frames = []
     if (path / "instances.parquet").is_file():
         res = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else {}
-        frames.append(pd.read_parquet(path / "instances.parquet").assign(
-            board=res.get("board", ""), rtos=res.get("rtos", ""), app=res.get("app", ""),
-            variant=res.get("variant", "")))
+        frames.append(
+            pd.read_parquet(path / "instances.parquet").assign(
+                board=res.get("board", ""),
+                rtos=res.get("rtos", ""),
+                app=res.get("app", ""),
+                variant=res.get("variant", ""),
+            )
+        )
     elif (path / "manifest.json").is_file():
         man = json.loads((path / "manifest.json").read_text())
         for c in man["captures"]:
@@ -63,19 +68,34 @@ def load_instances(path: Path) -> Any:
                 continue
             p = path / "captures" / c["capture"] / "instances.parquet"
             if p.is_file():
-                frames.append(pd.read_parquet(p).assign(board=c.get("board") or "", rtos=c.get("rtos") or "",
-                                                        app=c.get("app") or "", variant=c.get("variant") or ""))
+                frames.append(
+                    pd.read_parquet(p).assign(
+                        board=c.get("board") or "",
+                        rtos=c.get("rtos") or "",
+                        app=c.get("app") or "",
+                        variant=c.get("variant") or "",
+                    )
+                )
     else:
-        raise FileNotFoundError(f"{path}: neither a campaign folder (manifest.json) nor a capture output "
-                                "folder (instances.parquet)")
+        raise FileNotFoundError(
+            f"{path}: neither a campaign folder (manifest.json) nor a capture output "
+            "folder (instances.parquet)"
+        )
     if not frames:
         return pd.DataFrame(columns=[*KEY, "value", "unit"])
     df = pd.concat(frames, ignore_index=True)
     return df[(df["unit"] == "ns") & ~df["metric"].str.startswith("cpu.")]
 
 
-def bootstrap_rel_change(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, confidence: float = 0.95,
-                         seed: int = 0, max_n: int = 5000) -> tuple[float, float, float]:
+def bootstrap_rel_change(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    max_n: int = 5000,
+) -> tuple[float, float, float]:
     """Relative change of the mean (B vs A) in percent and its percentile bootstrap interval.
 
     >>> r = bootstrap_rel_change(np.full(50, 100.0), np.full(50, 110.0))
@@ -91,8 +111,12 @@ def bootstrap_rel_change(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, co
         a = rng.choice(a, max_n, replace=False)
     if b.size > max_n:
         b = rng.choice(b, max_n, replace=False)
-    ra = a[rng.integers(0, a.size, (n_boot, a.size))].mean(axis=1)
-    rb = b[rng.integers(0, b.size, (n_boot, b.size))].mean(axis=1)
+    ra, rb = np.empty(n_boot), np.empty(n_boot)
+    step = max(1, 1_000_000 // max(a.size, b.size))  # bound memory: ~1 M indices per chunk
+    for i in range(0, n_boot, step):
+        k = min(step, n_boot - i)
+        ra[i : i + k] = a[rng.integers(0, a.size, (k, a.size))].mean(axis=1)
+        rb[i : i + k] = b[rng.integers(0, b.size, (k, b.size))].mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = 100.0 * (rb - ra) / ra
     alpha = (1.0 - confidence) / 2.0
@@ -100,8 +124,16 @@ def bootstrap_rel_change(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, co
     return point, float(lo), float(hi)
 
 
-def compare(a_dir: Path, b_dir: Path, *, threshold_pct: float = 5.0, n_boot: int = 2000,
-            confidence: float = 0.95, seed: int = 0, source: str | None = None) -> list[Change]:
+def compare(
+    a_dir: Path,
+    b_dir: Path,
+    *,
+    threshold_pct: float = 5.0,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    source: str | None = None,
+) -> list[Change]:
     """Every metric present in both A and B with its change, interval and regression flag."""
     da, db = load_instances(a_dir), load_instances(b_dir)
     if source:
@@ -119,16 +151,32 @@ def compare(a_dir: Path, b_dir: Path, *, threshold_pct: float = 5.0, n_boot: int
         else:
             reg = lo > threshold_pct
             imp = hi < -threshold_pct
-        out.append(Change(*[str(x) for x in k], int(a.size), int(b.size), float(a.mean()), float(b.mean()),
-                          point, lo, hi, bool(reg), bool(imp)))
+        out.append(
+            Change(  # type: ignore[call-arg]
+                *[str(x) for x in k],  # type: ignore[arg-type]
+                int(a.size),
+                int(b.size),
+                float(a.mean()),
+                float(b.mean()),
+                point,
+                lo,
+                hi,
+                bool(reg),
+                bool(imp),
+            )
+        )
     return out
 
 
 def setup_cli(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("a", type=Path, help="baseline: campaign folder or capture output folder")
     sp.add_argument("b", type=Path, help="candidate: campaign folder or capture output folder")
-    sp.add_argument("--threshold", type=float, default=5.0,
-                    help="regression threshold in percent of the baseline mean (default 5)")
+    sp.add_argument(
+        "--threshold",
+        type=float,
+        default=5.0,
+        help="regression threshold in percent of the baseline mean (default 5)",
+    )
     sp.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (default 0.95)")
     sp.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     sp.add_argument("--seed", type=int, default=0)
@@ -139,20 +187,31 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     try:
-        changes = compare(args.a, args.b, threshold_pct=args.threshold, n_boot=args.bootstrap,
-                          confidence=args.confidence, seed=args.seed, source=args.source)
+        changes = compare(
+            args.a,
+            args.b,
+            threshold_pct=args.threshold,
+            n_boot=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            source=args.source,
+        )
     except FileNotFoundError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 2
     if not changes:
         print("crosstrace: no metric is present in both A and B", file=sys.stderr)
         return 2
-    print(f"{'metric':<34} {'rtos':<10} {'app':<14} {'src':<6} {'mean A':>12} {'mean B':>12} "
-          f"{'Δ %':>8} {'CI %':>19}")
+    print(
+        f"{'metric':<34} {'rtos':<10} {'app':<14} {'src':<6} {'mean A':>12} {'mean B':>12} "
+        f"{'Δ %':>8} {'CI %':>19}"
+    )
     for c in changes:
         flag = "  REGRESSION" if c.regression else "  improved" if c.improvement else ""
-        print(f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {c.source:<6} {c.mean_a:>12.1f} {c.mean_b:>12.1f} "
-              f"{c.rel_change_pct:>+8.2f} [{c.ci_low_pct:>+7.2f}, {c.ci_high_pct:>+7.2f}]{flag}")
+        print(
+            f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {c.source:<6} {c.mean_a:>12.1f} {c.mean_b:>12.1f} "
+            f"{c.rel_change_pct:>+8.2f} [{c.ci_low_pct:>+7.2f}, {c.ci_high_pct:>+7.2f}]{flag}"
+        )
     if args.output:
         rows = [asdict(c) for c in changes]
         if args.output.suffix.lower() == ".json":
@@ -162,6 +221,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
             pd.DataFrame(rows).to_csv(args.output, index=False)
     n = sum(c.regression for c in changes)
-    print(f"{len(changes)} metrics compared, {n} regressions beyond {args.threshold:g} % "
-          f"({args.confidence:.0%} bootstrap interval)")
+    print(
+        f"{len(changes)} metrics compared, {n} regressions beyond {args.threshold:g} % "
+        f"({args.confidence:.0%} bootstrap interval)"
+    )
     return 1 if n else 0

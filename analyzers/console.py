@@ -1,6 +1,7 @@
 """The firmware console contract (house style §4.5, firmware/README.md): parse result lines.
 
->>> r = parse_results(["CT_RESULT isr.to_task.latency n=200 min=300 mean=304.50 max=310 unit=ticks ts_hz=1000000000"])
+>>> line = "CT_RESULT isr.to_task.latency n=200 min=300 mean=304.50 max=310 unit=ticks ts_hz=1000000000"
+>>> r = parse_results([line])
 >>> r[0]["metric"], r[0]["n"], r[0]["mean_ns"]
 ('isr.to_task.latency', 200, 304.5)
 """
@@ -8,12 +9,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 #: One ``CT_RESULT`` line; ``ts_hz`` is optional (older firmware).
 RESULT_RE = re.compile(
     r"^CT_RESULT\s+(?P<metric>[\w.]+)\s+n=(?P<n>\d+)\s+min=(?P<min>[\d.]+)\s+mean=(?P<mean>[\d.]+)\s+"
-    r"max=(?P<max>[\d.]+)\s+unit=(?P<unit>\w+)(?:\s+ts_hz=(?P<ts_hz>\d+))?\s*$")
+    r"max=(?P<max>[\d.]+)\s+unit=(?P<unit>\w+)(?:\s+ts_hz=(?P<ts_hz>\d+))?\s*$"
+)
 FAIL_RE = re.compile(r"^CT_FAIL\s+(?P<metric>[\w.-]+)\s+(?P<reason>.*)$")
 DONE_RE = re.compile(r"^CT_DONE\s+ok=(?P<ok>\d+)\s+fail=(?P<fail>\d+)\s*$")
 

@@ -5,7 +5,9 @@ Metrics (ids used in every output):
 - ``ctx_switch.yield`` — site ``ctx.yield`` to the next site ``ctx.switch_in`` (the first
   instruction of the task that runs next). Measured on both sources; cross-validated.
 - ``ctx_switch.yield.to_switch_in`` — trace only: site ``ctx.yield`` to the kernel's next
-  ``TASK_SWITCH_IN`` event (SystemView TASK_START_EXEC, TraceX next context).
+  ``TASK_SWITCH_IN`` event (SystemView TASK_START_EXEC); in a trace without switch events
+  (TraceX), to the first event recorded by another task ("next context",
+  :func:`next_context_times`).
 - ``ctx_switch.preempt.isr_to_task`` — trace only: ``ISR_TO_SCHED`` (an interrupt exits into the
   scheduler) to the next ``TASK_SWITCH_IN`` — a preemptive switch, where the trace records one.
 
@@ -15,16 +17,25 @@ the switch time per number of tasks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import EventKind, Trace
+from trace_parsers.model import CtxType, EventKind, Trace
 
-from ._metric import (Result, Series, Summary, kernel_interval, make_table, pair_next, site_interval,
-                      summary_fields)
-from .sites import Site, is_logic, load_sites, site_events
+from ._metric import (
+    Result,
+    Series,
+    Summary,
+    kernel_interval,
+    make_table,
+    pair_next,
+    site_interval,
+    summary_fields,
+)
+from .sites import TRACEX_USER_BASE, Site, is_logic, load_sites, site_events
 from .stats import DropLog, drop_gap_instances
 
 YIELD = "ctx_switch.yield"
@@ -38,8 +49,32 @@ class ContextSwitchSummary(Summary):
     n_tasks: int | None = None
 
 
-def context_switch_times(trace: Trace, *, sites: Sequence[Site] | None = None,
-                         n_tasks: int | None = None) -> Result:
+def next_context_times(trace: Trace, sites: Sequence[Site]) -> np.ndarray:
+    """For each ``ctx.yield`` site event: the time of the first later event recorded in a task
+    context other than the yielding task's (TraceX has no switch event; its records carry the
+    running thread). Returns sorted times, one per yield that has such an event."""
+    from .sites import site_by_name
+
+    s = site_by_name(sites, "ctx.yield")
+    ev = trace.events
+    task = ev["ctx_type"] == CtxType.TASK
+    if s is None or not task.any():
+        return np.zeros(0, np.int64)
+    idx = np.flatnonzero(task)
+    cid = ev["ctx_id"][idx]
+    # position of the next change of task context within the task-event subsequence
+    change = np.flatnonzero(cid[1:] != cid[:-1]) + 1
+    is_y = (ev["kind"][idx] == EventKind.MARK) & (ev["marker"][idx] == s.id)
+    is_y |= (ev["kind"][idx] == EventKind.USER) & (ev["src_id"][idx] == TRACEX_USER_BASE + s.id)
+    pos = np.flatnonzero(is_y)
+    k = np.searchsorted(change, pos, side="right")
+    ok = k < change.size
+    return np.unique(ev["ts"][idx[change[k[ok]]]].astype(np.int64))
+
+
+def context_switch_times(
+    trace: Trace, *, sites: Sequence[Site] | None = None, n_tasks: int | None = None
+) -> Result:
     """Context-switch instances of a trace or a logic capture.
 
     Returns ``(table, summary)``: per-instance rows (``analyzers._metric.INSTANCE_COLUMNS``) and a
@@ -56,20 +91,21 @@ def context_switch_times(trace: Trace, *, sites: Sequence[Site] | None = None,
         kind = ev["kind"]
         ts = ev["ts"]
         switch_in = kind == EventKind.TASK_SWITCH_IN
-        if switch_in.any():
-            yld = se.times("ctx.yield")
-            if yld.size:
-                b = ts[switch_in].astype(np.int64)
-                ia, jb, unmatched = pair_next(yld, b)
-                drop_log.add(YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
-                start, end = yld[ia], b[jb]
-                keep = drop_gap_instances(YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
-                series.append(Series(YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep],
-                                     (end[keep] - start[keep]).astype(np.float64), "ctx.yield", ia[keep]))
-            to_sched = kind == EventKind.ISR_TO_SCHED
-            if to_sched.any():
-                s, _ = kernel_interval(PREEMPT, ts, to_sched, switch_in, se.gaps, drop_log)
-                series.append(s)
+        yld = se.times("ctx.yield")
+        b = ts[switch_in].astype(np.int64) if switch_in.any() else next_context_times(trace, sites)
+        if b.size and yld.size:
+            ia, jb, unmatched = pair_next(yld, b)
+            drop_log.add(YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
+            start, end = yld[ia], b[jb]
+            keep = drop_gap_instances(YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
+            dur = (end[keep] - start[keep]).astype(np.float64)
+            series.append(
+                Series(YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep], dur, "ctx.yield", ia[keep])
+            )
+        to_sched = kind == EventKind.ISR_TO_SCHED
+        if to_sched.any() and switch_in.any():
+            s, _ = kernel_interval(PREEMPT, ts, to_sched, switch_in, se.gaps, drop_log)
+            series.append(s)
     series = [s for s in series if len(s)]
     source = "logic" if is_logic(trace) else "trace"
     summary = ContextSwitchSummary(source=source, n_tasks=n_tasks, **summary_fields(series, drop_log))

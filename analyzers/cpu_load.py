@@ -14,8 +14,9 @@ over the window).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,15 +39,26 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
     """Busy time per task and ISR over ``window`` (default: the whole trace)."""
     drop_log = DropLog()
     if is_logic(trace) or len(trace) == 0:
-        return Result(make_table([], "logic" if is_logic(trace) else "trace"),
-                      CpuLoadSummary(source="logic" if is_logic(trace) else "trace"))
+        return Result(
+            make_table([], "logic" if is_logic(trace) else "trace"),
+            CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
+        )
     ev = trace.events
     ts = ev["ts"].astype(np.int64)
     w0, w1 = window if window is not None else (int(ts[0]), int(ts[-1]))
     kinds = ev["kind"]
-    rel = np.isin(kinds, [EventKind.TASK_SWITCH_IN, EventKind.ISR_ENTER, EventKind.ISR_EXIT,
-                          EventKind.ISR_TO_SCHED, EventKind.IDLE, EventKind.OVERFLOW,
-                          EventKind.TASK_SWITCH_OUT])
+    rel = np.isin(
+        kinds,
+        [
+            EventKind.TASK_SWITCH_IN,
+            EventKind.ISR_ENTER,
+            EventKind.ISR_EXIT,
+            EventKind.ISR_TO_SCHED,
+            EventKind.IDLE,
+            EventKind.OVERFLOW,
+            EventKind.TASK_SWITCH_OUT,
+        ],
+    )
     idx = np.flatnonzero(rel)
     if not np.isin(kinds[idx], [EventKind.TASK_SWITCH_IN, EventKind.ISR_ENTER, EventKind.IDLE]).any():
         # no scheduling events at all (a marker-only trace): nothing to attribute
@@ -93,11 +105,25 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
     if window_ns:
         scalars["cpu.load.total"] = (100.0 * (window_ns - idle - unknown) / window_ns, "pct")
         scalars.setdefault("cpu.load.unknown", (100.0 * unknown / window_ns, "pct"))
-    series = [Series(f"cpu.busy.{n}", "ns", np.array([w0], np.int64), np.array([w1], np.int64),
-                     np.array([busy[n]], dtype=np.float64)) for n in sorted(busy)]
+    series = [
+        Series(
+            f"cpu.busy.{n}",
+            "ns",
+            np.array([w0], np.int64),
+            np.array([w1], np.int64),
+            np.array([busy[n]], dtype=np.float64),
+        )
+        for n in sorted(busy)
+    ]
     table = make_table(series, "trace")
-    summary = CpuLoadSummary(source="trace", scalars=scalars, window_ns=window_ns, busy_ns=dict(busy),
-                             excluded=len(drop_log), drop_log=tuple(drop_log.entries))
+    summary = CpuLoadSummary(
+        source="trace",
+        scalars=scalars,
+        window_ns=window_ns,
+        busy_ns=dict(busy),
+        excluded=len(drop_log),
+        drop_log=tuple(drop_log.entries),
+    )
     return Result(table, summary)
 
 

@@ -11,7 +11,8 @@ Steps (docs/methodology.md):
    raw difference is reported too. Trace intervals are *not* rescaled by the fitted drift, so a
    wrong trace clock rate shows up as disagreement.
 4. ``Δ = (trace - logic) / logic`` per instance and for the means. A metric PASSes when the mean's
-   ``|Δ| <= 2 %`` and at least 99 % of the paired instances have ``|Δ| <= 2 %``.
+   ``|Δ| <= 2 %`` and at least 99 % of the paired instances agree: ``|Δ| <= 2 %``, or the two values
+   differ by no more than one quantum (an instance too short to resolve 2 % is not held against it).
 5. Resolution: an interval difference can be off by one trace tick plus one analyzer sample
    (``Alignment.quantum_ns``); if that bound exceeds 2 % of the median interval, the metric's
    verdict is ``UNRESOLVED`` (2 % cannot be judged with this analyzer) and the numbers are still shown.
@@ -21,8 +22,9 @@ Count-valued scalars present on both sides (frames, missed activations) must be 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +35,8 @@ from .sites import Site, SiteEvents, load_sites, site_events
 from .stats import Stats, summarize
 
 TOLERANCE = 0.02
-INSTANCE_QUANTILE = 0.99
-MAX_PLAUSIBLE_PPM = 1000.0  #: beyond this the trace's tick rate is wrong, not its crystal  #: share of paired instances that must be within tolerance
+INSTANCE_QUANTILE = 0.99  #: share of paired instances that must be within tolerance
+MAX_PLAUSIBLE_PPM = 1000.0  #: beyond this the trace's tick rate is wrong, not its crystal
 #: metrics whose values are deviations near zero: a ratio is meaningless; they follow from a
 #: cross-validated metric (the period) and are not judged separately
 NOT_RATIO_SUFFIXES = (".jitter.abs",)
@@ -98,12 +100,25 @@ class CrossValidation:
         if self.alignment is None:
             return []
         al = self.alignment
-        return [{"site": f.site, "n_trace": f.n_trace, "n_logic": f.n_logic, "n_matched": f.n_matched,
-                 "unmatched_trace": f.unmatched_trace, "unmatched_logic": f.unmatched_logic,
-                 "site_offset_ns": f.offset_ns, "residual_std_ns": f.residual_std_ns,
-                 "residual_max_ns": f.residual_max_ns, "outliers": f.outliers, "offset_ns": al.offset_ns,
-                 "drift_ppm": al.drift_ppm, "q_trace_ns": al.q_trace_ns, "q_logic_ns": al.q_logic_ns}
-                for f in al.sites.values()]
+        return [
+            {
+                "site": f.site,
+                "n_trace": f.n_trace,
+                "n_logic": f.n_logic,
+                "n_matched": f.n_matched,
+                "unmatched_trace": f.unmatched_trace,
+                "unmatched_logic": f.unmatched_logic,
+                "site_offset_ns": f.offset_ns,
+                "residual_std_ns": f.residual_std_ns,
+                "residual_max_ns": f.residual_max_ns,
+                "outliers": f.outliers,
+                "offset_ns": al.offset_ns,
+                "drift_ppm": al.drift_ppm,
+                "q_trace_ns": al.q_trace_ns,
+                "q_logic_ns": al.q_logic_ns,
+            }
+            for f in al.sites.values()
+        ]
 
 
 def _instances(table: Any) -> dict[str, dict[str, np.ndarray]]:
@@ -111,8 +126,10 @@ def _instances(table: Any) -> dict[str, dict[str, np.ndarray]]:
     out: dict[str, dict[str, np.ndarray]] = {}
     if table is None or table.num_rows == 0:
         return out
-    cols = {c: table.column(c).to_numpy(zero_copy_only=False) for c in
-            ("metric", "value", "unit", "start_site", "start_idx", "end_site", "end_idx")}
+    cols = {
+        c: table.column(c).to_numpy(zero_copy_only=False)
+        for c in ("metric", "value", "unit", "start_site", "start_idx", "end_site", "end_idx")
+    }
     site_based = cols["start_site"] != ""
     for m in np.unique(cols["metric"][site_based]).tolist():
         sel = site_based & (cols["metric"] == m)
@@ -120,16 +137,26 @@ def _instances(table: Any) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def compare_metrics(trace_table: Any, logic_table: Any, alignment: Alignment,
-                    tolerance: float = TOLERANCE) -> tuple[list[Agreement], Any]:
+def compare_metrics(
+    trace_table: Any, logic_table: Any, alignment: Alignment, tolerance: float = TOLERANCE
+) -> tuple[list[Agreement], Any]:
     """Pair the site-based instances of both tables and judge each metric."""
     import pyarrow as pa
 
     tr, lg = _instances(trace_table), _instances(logic_table)
     agreements: list[Agreement] = []
-    pair_cols: dict[str, list[Any]] = {k: [] for k in ("metric", "trace_start_idx", "logic_start_idx",
-                                                          "trace_ns", "trace_cal_ns", "logic_ns",
-                                                          "rel_diff_pct")}
+    pair_cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "metric",
+            "trace_start_idx",
+            "logic_start_idx",
+            "trace_ns",
+            "trace_cal_ns",
+            "logic_ns",
+            "rel_diff_pct",
+        )
+    }
     for m in sorted(set(tr) & set(lg)):
         if m.endswith(NOT_RATIO_SUFFIXES):
             continue
@@ -152,23 +179,51 @@ def compare_metrics(trace_table: Any, logic_table: Any, alignment: Alignment,
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = (tcal - lv) / lv
         unit = str(t["unit"][0])
-        ref_med = float(np.median(lv)) if lv.size else float(np.median(g["value"])) if g["value"].size else 0.0
+        ref_med = (
+            float(np.median(lv)) if lv.size else float(np.median(g["value"])) if g["value"].size else 0.0
+        )
         qpct = 100.0 * alignment.quantum_ns / abs(ref_med) if ref_med else float("inf")
         resolvable = qpct <= 100.0 * tolerance
         if lv.size == 0:
-            verdict, lm, tm, rd, raw, within = "NO_PAIRS", float("nan"), float("nan"), float("nan"), \
-                float("nan"), float("nan")
+            verdict, lm, tm, rd, raw, within = (
+                "NO_PAIRS",
+                float("nan"),
+                float("nan"),
+                float("nan"),
+                float("nan"),
+                float("nan"),
+            )
         else:
             lm, tm = float(lv.mean()), float(tcal.mean())
             rd = 100.0 * (tm - lm) / lm if lm else float("nan")
             raw = 100.0 * (float(tv.mean()) - lm) / lm if lm else float("nan")
-            within = 100.0 * float(np.mean(np.abs(rel) <= tolerance + 1e-12))
+            # an instance agrees when within tolerance, or when the two values are closer than one
+            # quantum (then the difference is below what the clocks can resolve)
+            ok_inst = (np.abs(rel) <= tolerance + 1e-12) | (np.abs(tcal - lv) <= alignment.quantum_ns)
+            within = 100.0 * float(np.mean(ok_inst))
             ok = abs(rd) <= 100.0 * tolerance and within >= 100.0 * INSTANCE_QUANTILE
             verdict = ("PASS" if ok else "FAIL") if resolvable else "UNRESOLVED"
-        agreements.append(Agreement(
-            m, unit, int(t["value"].size), int(g["value"].size), int(ti_a.size),
-            int(t["value"].size - ti_a.size), int(g["value"].size - li_a.size), tm, lm, rd, raw, cal,
-            summarize(100.0 * np.abs(rel)), within, qpct, bool(resolvable), verdict))
+        agreements.append(
+            Agreement(
+                m,
+                unit,
+                int(t["value"].size),
+                int(g["value"].size),
+                int(ti_a.size),
+                int(t["value"].size - ti_a.size),
+                int(g["value"].size - li_a.size),
+                tm,
+                lm,
+                rd,
+                raw,
+                cal,
+                summarize(100.0 * np.abs(rel)),
+                within,
+                qpct,
+                bool(resolvable),
+                verdict,
+            )
+        )
         pair_cols["metric"] += [m] * int(ti_a.size)
         pair_cols["trace_start_idx"] += t["start_idx"][ti_a].tolist()
         pair_cols["logic_start_idx"] += g["start_idx"][li_a].tolist()
@@ -176,18 +231,23 @@ def compare_metrics(trace_table: Any, logic_table: Any, alignment: Alignment,
         pair_cols["trace_cal_ns"] += tcal.tolist()
         pair_cols["logic_ns"] += lv.tolist()
         pair_cols["rel_diff_pct"] += (100.0 * rel).tolist()
-    pairs = pa.table({"metric": pa.array(pair_cols["metric"], pa.string()),
-                      "trace_start_idx": pa.array(pair_cols["trace_start_idx"], pa.int64()),
-                      "logic_start_idx": pa.array(pair_cols["logic_start_idx"], pa.int64()),
-                      "trace_ns": pa.array(pair_cols["trace_ns"], pa.float64()),
-                      "trace_cal_ns": pa.array(pair_cols["trace_cal_ns"], pa.float64()),
-                      "logic_ns": pa.array(pair_cols["logic_ns"], pa.float64()),
-                      "rel_diff_pct": pa.array(pair_cols["rel_diff_pct"], pa.float64())})
+    pairs = pa.table(
+        {
+            "metric": pa.array(pair_cols["metric"], pa.string()),
+            "trace_start_idx": pa.array(pair_cols["trace_start_idx"], pa.int64()),
+            "logic_start_idx": pa.array(pair_cols["logic_start_idx"], pa.int64()),
+            "trace_ns": pa.array(pair_cols["trace_ns"], pa.float64()),
+            "trace_cal_ns": pa.array(pair_cols["trace_cal_ns"], pa.float64()),
+            "logic_ns": pa.array(pair_cols["logic_ns"], pa.float64()),
+            "rel_diff_pct": pa.array(pair_cols["rel_diff_pct"], pa.float64()),
+        }
+    )
     return agreements, pairs
 
 
-def compare_counts(trace_scalars: dict[str, tuple[float, str]],
-                   logic_scalars: dict[str, tuple[float, str]]) -> list[dict[str, Any]]:
+def compare_counts(
+    trace_scalars: dict[str, tuple[float, str]], logic_scalars: dict[str, tuple[float, str]]
+) -> list[dict[str, Any]]:
     """Count-valued scalars measured on both sides must be equal."""
     out = []
     for m in sorted(set(trace_scalars) & set(logic_scalars)):
@@ -198,11 +258,17 @@ def compare_counts(trace_scalars: dict[str, tuple[float, str]],
     return out
 
 
-def cross_validate(trace: Trace | None, capture: Trace | None, *, sites: Sequence[Site] | None = None,
-                   trace_table: Any = None, logic_table: Any = None,
-                   trace_scalars: dict[str, tuple[float, str]] | None = None,
-                   logic_scalars: dict[str, tuple[float, str]] | None = None,
-                   tolerance: float = TOLERANCE) -> CrossValidation:
+def cross_validate(
+    trace: Trace | None,
+    capture: Trace | None,
+    *,
+    sites: Sequence[Site] | None = None,
+    trace_table: Any = None,
+    logic_table: Any = None,
+    trace_scalars: dict[str, tuple[float, str]] | None = None,
+    logic_scalars: dict[str, tuple[float, str]] | None = None,
+    tolerance: float = TOLERANCE,
+) -> CrossValidation:
     """Align, pair and judge. With either side missing the result is empty (not an error).
 
     ``trace_table``/``logic_table`` are the stacked per-instance tables of the analyzers; when not
@@ -230,7 +296,8 @@ def cross_validate(trace: Trace | None, capture: Trace | None, *, sites: Sequenc
     counts = compare_counts(trace_scalars or {}, logic_scalars or {})
     note = ""
     if abs(al.drift_ppm) > MAX_PLAUSIBLE_PPM:
-        note = (f"the trace clock runs {al.drift_ppm:+.0f} ppm against the analyzer: more than any crystal "
-                "explains — check the trace's tick rate (tick_hz)")
+        note = (
+            f"the trace clock runs {al.drift_ppm:+.0f} ppm against the analyzer: more than any crystal "
+            "explains — check the trace's tick rate (tick_hz)"
+        )
     return CrossValidation(al, tuple(agreements), tuple(counts), pairs, note=note, tolerance=tolerance)
-

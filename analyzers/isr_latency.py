@@ -14,8 +14,9 @@ Metrics:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,15 +43,16 @@ def test_irq(trace: Trace, sites: Sequence[Site]) -> int | None:
     if s is None:
         return None
     ev = trace.events
-    sel = ((ev["kind"] == EventKind.MARK) & (ev["marker"] == s.id) & (ev["ctx_type"] == CtxType.ISR))
+    sel = (ev["kind"] == EventKind.MARK) & (ev["marker"] == s.id) & (ev["ctx_type"] == CtxType.ISR)
     if not sel.any():
         return None
     vals, cnt = np.unique(ev["ctx_id"][sel], return_counts=True)
     return int(vals[np.argmax(cnt)])
 
 
-def isr_to_task_latency(trace: Trace, *, sites: Sequence[Site] | None = None,
-                        irq: int | None = None) -> Result:
+def isr_to_task_latency(
+    trace: Trace, *, sites: Sequence[Site] | None = None, irq: int | None = None
+) -> Result:
     """ISR-to-task latency and ISR duration of a trace or a logic capture."""
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)
@@ -77,7 +79,7 @@ def isr_to_task_latency(trace: Trace, *, sites: Sequence[Site] | None = None,
             for i in a.tolist():
                 d0 = depth[i] - 1
                 j0 = np.searchsorted(ex, i, side="right")
-                cand = ex[j0:j0 + 64]
+                cand = ex[j0 : j0 + 64]
                 hit = cand[depth[cand] == d0]
                 if hit.size == 0:
                     drop_log.add(DURATION, "no_end_event", int(ts[i]), -1)
@@ -97,8 +99,7 @@ def isr_to_task_latency(trace: Trace, *, sites: Sequence[Site] | None = None,
                 drop_log.add(SWITCH_IN, "no_end_event", count=unmatched)
                 s0, s1 = a2[ia], sw[jb]
                 keep = drop_gap_instances(SWITCH_IN, s0, s1, se.gaps, drop_log)
-                series.append(Series(SWITCH_IN, "ns", s0[keep], s1[keep],
-                                     (s1 - s0)[keep].astype(np.float64)))
+                series.append(Series(SWITCH_IN, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64)))
     series = [s for s in series if len(s)]
     source = "logic" if is_logic(trace) else "trace"
     summary = IsrSummary(source=source, irq=irq, **summary_fields(series, drop_log))

@@ -28,8 +28,9 @@ A perfectly periodic series has zero jitter:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,9 +85,13 @@ class PeriodicitySummary(Summary):
     nominal_source: dict[str, str] = field(default_factory=dict)  #: "argument", "options", "median"
 
 
-def period_jitter(trace: Trace, *, sites: Sequence[Site] | None = None,
-                  nominal_period_ns: dict[str, float] | float | None = None,
-                  options: dict[str, Any] | None = None) -> Result:
+def period_jitter(
+    trace: Trace,
+    *,
+    sites: Sequence[Site] | None = None,
+    nominal_period_ns: dict[str, float] | float | None = None,
+    options: dict[str, Any] | None = None,
+) -> Result:
     """Periodicity metrics of every periodic site present in a trace or logic capture."""
     sites = tuple(sites) if sites is not None else load_sites()
     options = options or {}
@@ -117,13 +122,40 @@ def period_jitter(trace: Trace, *, sites: Sequence[Site] | None = None,
         keep = drop_gap_instances(f"{base}.period", start, end, se.gaps, drop_log)
         missed = r["missed_mask"]
         for i in np.flatnonzero(missed & keep).tolist():
-            drop_log.add(f"{base}.period", "missed_activation", int(start[i]), int(end[i]),
-                         int(np.rint(per[i] / nom)) - 1)
+            drop_log.add(
+                f"{base}.period",
+                "missed_activation",
+                int(start[i]),
+                int(end[i]),
+                int(np.rint(per[i] / nom)) - 1,
+            )
         keep &= ~missed
-        series.append(Series(f"{base}.period", "ns", start[keep], end[keep], per[keep], site, idx[keep],
-                             site, idx[keep] + 1))
-        series.append(Series(f"{base}.jitter.abs", "ns", start[keep], end[keep], np.abs(per[keep] - nom),
-                             site, idx[keep], site, idx[keep] + 1))
+        series.append(
+            Series(
+                f"{base}.period",
+                "ns",
+                start[keep],
+                end[keep],
+                per[keep],
+                site,
+                idx[keep],
+                site,
+                idx[keep] + 1,
+            )
+        )
+        series.append(
+            Series(
+                f"{base}.jitter.abs",
+                "ns",
+                start[keep],
+                end[keep],
+                np.abs(per[keep] - nom),
+                site,
+                idx[keep],
+                site,
+                idx[keep] + 1,
+            )
+        )
         good = per[keep]
         if good.size:
             scalars[f"{base}.period_error"] = (float(good.mean() - nom), "ns")
@@ -135,8 +167,9 @@ def period_jitter(trace: Trace, *, sites: Sequence[Site] | None = None,
     source = "logic" if is_logic(trace) else "trace"
     fields = summary_fields(series, drop_log)
     fields["excluded"] = sum(e.count for e in drop_log.entries if e.reason == "overflow_gap")
-    summary = PeriodicitySummary(source=source, scalars=scalars, nominal_ns=nominal, nominal_source=nsrc,
-                                 **fields)
+    summary = PeriodicitySummary(
+        source=source, scalars=scalars, nominal_ns=nominal, nominal_source=nsrc, **fields
+    )
     return Result(make_table(series, source), summary)
 
 

@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from trace_parsers.model import Trace
 
@@ -17,8 +18,13 @@ from .sites import Site, is_logic
 from .stats import Drop, Stats
 
 #: Analyzer modules; each provides ``analyze(trace, sites, options) -> Result``.
-ANALYZERS = ("analyzers.context_switch", "analyzers.periodicity", "analyzers.isr_latency",
-             "analyzers.workload", "analyzers.cpu_load")
+ANALYZERS = (
+    "analyzers.context_switch",
+    "analyzers.periodicity",
+    "analyzers.isr_latency",
+    "analyzers.workload",
+    "analyzers.cpu_load",
+)
 
 
 @dataclass

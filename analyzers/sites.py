@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +43,19 @@ class Site:
 
 
 def _builtin() -> tuple[Site, ...]:
-    rows = [(1, "ctx.yield", 2), (2, "ctx.switch_in", 3), (3, "periodic.fast", 4), (4, "periodic.slow", 5),
-            (5, "isr.enter", 6), (6, "isr.task_wake", 7), (7, "fft.start", 8), (8, "fft.stop", 9),
-            (9, "fft.sample", 10), (10, "fft.uart_send", 11), (11, "calib.loop", 12)]
+    rows = [
+        (1, "ctx.yield", 2),
+        (2, "ctx.switch_in", 3),
+        (3, "periodic.fast", 4),
+        (4, "periodic.slow", 5),
+        (5, "isr.enter", 6),
+        (6, "isr.task_wake", 7),
+        (7, "fft.start", 8),
+        (8, "fft.stop", 9),
+        (9, "fft.sample", 10),
+        (10, "fft.uart_send", 11),
+        (11, "calib.loop", 12),
+    ]
     return tuple(Site(i, n, f"PG{p}", n) for i, n, p in rows)
 
 
@@ -75,8 +86,11 @@ def load_sites(run: dict[str, Any] | None = None) -> tuple[Site, ...]:
     if run and run.get("sites"):
         out = []
         for s in run["sites"]:
-            out.append(Site(int(s["id"]), str(s["name"]), str(s.get("pin") or ""),
-                            str(s.get("channel") or s["name"])))
+            out.append(
+                Site(
+                    int(s["id"]), str(s["name"]), str(s.get("pin") or ""), str(s.get("channel") or s["name"])
+                )
+            )
         return tuple(out)
     h = _ct_sites_h()
     if h is not None:
@@ -161,8 +175,9 @@ def logic_site_events(capture: Trace, sites: Sequence[Site]) -> SiteEvents:
     chans = {_norm(c.name): c.index for c in capture.channels}
     edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
     for s in sites:
-        idx = next((chans[n] for n in (_norm(s.channel_name), _norm(s.name), _norm(s.pin)) if n in chans),
-                   None)
+        idx = next(
+            (chans[n] for n in (_norm(s.channel_name), _norm(s.name), _norm(s.pin)) if n in chans), None
+        )
         if idx is None:
             continue
         sel = edge & (ev["marker"] == idx)

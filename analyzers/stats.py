@@ -14,8 +14,9 @@ Worked example::
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,8 +43,9 @@ class Stats:
         return {prefix + k: getattr(self, k) for k in STAT_FIELDS}
 
 
-EMPTY_STATS = Stats(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"),
-                    float("nan"), float("nan"))
+EMPTY_STATS = Stats(
+    0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"), float("nan"), float("nan")
+)
 
 
 def summarize(values: Iterable[float] | np.ndarray) -> Stats:
@@ -61,8 +63,16 @@ def summarize(values: Iterable[float] | np.ndarray) -> Stats:
     if v.size == 0:
         return EMPTY_STATS
     p1, p50, p99 = np.percentile(v, [1, 50, 99])
-    return Stats(int(v.size), float(v.mean()), float(v.std()), float(v.min()), float(p1), float(p50),
-                 float(p99), float(v.max()))
+    return Stats(
+        int(v.size),
+        float(v.mean()),
+        float(v.std()),
+        float(v.min()),
+        float(p1),
+        float(p50),
+        float(p99),
+        float(v.max()),
+    )
 
 
 @dataclass(frozen=True)
@@ -87,10 +97,13 @@ class DropLog:
             self.entries.append(Drop(metric, reason, int(start_ts), int(end_ts), int(count)))
 
     def count(self, metric: str | None = None, reason: str | None = None) -> int:
-        return sum(e.count for e in self.entries
-                   if (metric is None or e.metric == metric) and (reason is None or e.reason == reason))
+        return sum(
+            e.count
+            for e in self.entries
+            if (metric is None or e.metric == metric) and (reason is None or e.reason == reason)
+        )
 
-    def extend(self, other: "DropLog") -> None:
+    def extend(self, other: DropLog) -> None:
         self.entries.extend(other.entries)
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -127,8 +140,9 @@ def in_gaps(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]])
     return mask
 
 
-def drop_gap_instances(metric: str, start: np.ndarray, end: np.ndarray,
-                       gaps: Sequence[tuple[int, int]], drop_log: DropLog) -> np.ndarray:
+def drop_gap_instances(
+    metric: str, start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]], drop_log: DropLog
+) -> np.ndarray:
     """Mask of instances to keep; those across an OVERFLOW gap are logged in ``drop_log``."""
     bad = in_gaps(start, end, gaps)
     for g0, g1 in gaps:

@@ -14,8 +14,9 @@ Metrics:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,8 +45,9 @@ def uart_text(capture: Trace, baud: int = 115200, channels: Sequence[str] = UART
     ev = capture.events
     sel = ((ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)) & (ev["marker"] == idx)
     init = next((c.initial_level for c in capture.channels if c.index == idx), 1)
-    data, _, errors = decode_edges(ev["ts"][sel], (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64),
-                                   init, baud)
+    data, _, errors = decode_edges(
+        ev["ts"][sel], (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64), init, baud
+    )
     return data.decode("latin-1"), errors
 
 
@@ -75,8 +77,13 @@ def trace_log_lines(trace: Trace) -> list[str]:
     return out
 
 
-def fft_workload(trace: Trace, *, sites: Sequence[Site] | None = None, baud: int = 115200,
-                 reference_text: str | None = None) -> Result:
+def fft_workload(
+    trace: Trace,
+    *,
+    sites: Sequence[Site] | None = None,
+    baud: int = 115200,
+    reference_text: str | None = None,
+) -> Result:
     """FFT workload metrics of a trace or a logic capture."""
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)
@@ -98,8 +105,19 @@ def fft_workload(trace: Trace, *, sites: Sequence[Site] | None = None, baud: int
         drop_log.add(SAMPLE_TO_UART, "no_end_event", count=unmatched)
         s0, s1 = sample[si[ui]], send[uj]
         keep = drop_gap_instances(SAMPLE_TO_UART, s0, s1, se.gaps, drop_log)
-        series.append(Series(SAMPLE_TO_UART, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64),
-                             "fft.sample", si[ui][keep], "fft.uart_send", uj[keep]))
+        series.append(
+            Series(
+                SAMPLE_TO_UART,
+                "ns",
+                s0[keep],
+                s1[keep],
+                (s1 - s0)[keep].astype(np.float64),
+                "fft.sample",
+                si[ui][keep],
+                "fft.uart_send",
+                uj[keep],
+            )
+        )
     if start.size or stop.size:
         ia, jb, not_done = pair_next(start, stop)
         frames = int(ia.size)
@@ -117,16 +135,24 @@ def fft_workload(trace: Trace, *, sites: Sequence[Site] | None = None, baud: int
             scalars["fft.uart.lines"] = (float(len(lines)), "count")
             scalars["fft.uart.framing_errors"] = (float(errors), "count")
             if reference_text is not None:
-                scalars["fft.uart.matched"] = (float(match_lines(lines, result_lines(reference_text))), "count")
+                scalars["fft.uart.matched"] = (
+                    float(match_lines(lines, result_lines(reference_text))),
+                    "count",
+                )
     else:
         lines = trace_log_lines(trace)
     series = [s for s in series if len(s)]
     source = "logic" if is_logic(trace) else "trace"
-    summary = WorkloadSummary(source=source, scalars=scalars, uart_lines=tuple(lines),
-                              **summary_fields(series, drop_log))
+    summary = WorkloadSummary(
+        source=source, scalars=scalars, uart_lines=tuple(lines), **summary_fields(series, drop_log)
+    )
     return Result(make_table(series, source), summary)
 
 
 def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return fft_workload(trace, sites=sites, baud=int(options.get("_uart_baud", 115200)),
-                        reference_text=options.get("_uart_reference"))
+    return fft_workload(
+        trace,
+        sites=sites,
+        baud=int(options.get("_uart_baud", 115200)),
+        reference_text=options.get("_uart_reference"),
+    )

@@ -2,7 +2,7 @@
 without the plugin, and the host converter's speed (edge log -> .sr).
 
 The workload is the most store-heavy image available: a built fft_workload / ctx_switch image in
-firmware/build (any RTOS), else the bare-metal isr_latency image, else the tests' bare-metal probe built
+``$FW_BUILD`` or firmware/build[/capture] (any RTOS), else the bare-metal isr_latency image, else the tests' bare-metal probe built
 on the fly. Each configuration runs ``VLA_BENCH_REPS`` times (default 5), median wall time reported.
 """
 
@@ -38,11 +38,13 @@ CANDIDATES = [
 
 
 def _workload(tmp: Path) -> tuple[Path, str]:
-    build = ROOT / "firmware" / "build" / cap.BOARD
+    fw = Path(os.environ.get("FW_BUILD", ROOT / "firmware" / "build"))
+    builds = [fw if fw.is_absolute() else ROOT / fw, ROOT / "firmware" / "build" / "capture"]
     for rtos, app in CANDIDATES:
-        elf = build / rtos / app / "ct.elf"
-        if elf.exists():
-            return elf, f"{rtos}/{app}"
+        for build in builds:
+            elf = build / cap.BOARD / rtos / app / "ct.elf"
+            if elf.exists():
+                return elf, f"{rtos}/{app}"
     probe = ROOT / "tests" / "firmware" / "vla_probe" / "probe.S"
     elf = tmp / "probe.elf"
     subprocess.run(

@@ -62,9 +62,10 @@ qemu-run:
 	cd $(call fw_out,qemu_netduinoplus2,$(RTOS),$(APP),$(VARIANT)) && \
 	  timeout $(QEMU_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel ct.elf | tee uart.log
 
-.PHONY: qemu-smoke ## boot every built qemu_netduinoplus2 image and check its CT_DONE sentinel
+SMOKE_DIR ?= $(FW_BUILD)/qemu_netduinoplus2
+.PHONY: qemu-smoke ## boot every built qemu_netduinoplus2 image (SMOKE_DIR) and check its CT_DONE sentinel
 qemu-smoke:
-	$(VENV)/bin/python -m tests.firmware.qemu_smoke $(FW_BUILD)/qemu_netduinoplus2
+	$(PY) -m tests.firmware.qemu_smoke $(SMOKE_DIR)
 
 .PHONY: fw-host ## compile the RTOS-neutral firmware code with the host gcc and test it
 fw-host:
@@ -74,6 +75,6 @@ fw-host:
 fw-ci:
 	@set -e; for b in $(FW_BOARDS); do for a in calib isr_latency; do \
 	  $(MAKE) --no-print-directory fw RTOS=baremetal BOARD=$$b APP=$$a; done; done
-	$(MAKE) --no-print-directory qemu-smoke FW_BUILD=$(FW_BUILD)
+	$(MAKE) --no-print-directory qemu-smoke SMOKE_DIR=$(FW_BUILD)/qemu_netduinoplus2/baremetal
 	CT_FW_BUILD=$(abspath $(FW_BUILD)) $(PY) -m pytest -q tests/firmware; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc

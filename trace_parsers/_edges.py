@@ -26,13 +26,14 @@ is the initial level, not an edge.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from .model import (Channel, Diagnostic, EventKind, Trace, TraceMeta, empty_events, ticks_to_ns)
+from .model import Channel, Diagnostic, EventKind, Trace, TraceMeta, empty_events, ticks_to_ns
 
 #: word dtype for a unitsize (odd sizes are widened to the next power of two)
 _WORD = {1: "<u1", 2: "<u2", 3: "<u4", 4: "<u4", 5: "<u8", 6: "<u8", 7: "<u8", 8: "<u8"}
@@ -231,6 +232,14 @@ class BitPlaneEdgeScanner:
         return ChannelEdges(index, name, int(self.initial), e)
 
 
+def _alternating(initial: int, k: int) -> np.ndarray:
+    """New levels of ``k`` successive edges starting from ``initial``."""
+    lvl = np.empty(k, np.int8)
+    lvl[0::2] = 1 - initial
+    lvl[1::2] = initial
+    return lvl
+
+
 def changes_to_edges(ticks: np.ndarray, levels: np.ndarray) -> tuple[int, np.ndarray]:
     """Initial level and edge ticks from a change list (first record = initial state).
 
@@ -252,6 +261,11 @@ def changes_to_edges(ticks: np.ndarray, levels: np.ndarray) -> tuple[int, np.nda
 def signed_ticks_to_ns(ticks: np.ndarray, tick_hz: int) -> np.ndarray:
     """:func:`~trace_parsers.model.ticks_to_ns` for int64 ticks that may be negative."""
     t = np.asarray(ticks, dtype=np.int64)
+    hz = int(tick_hz)
+    if hz > 0 and 1_000_000_000 % hz == 0:  # integer ns per tick: one exact multiply
+        per = 1_000_000_000 // hz
+        if t.size == 0 or int(np.abs(t).max()) < (1 << 62) // per:
+            return t * np.int64(per)
     neg = t < 0
     out = ticks_to_ns(np.abs(t).astype(np.uint64), tick_hz)
     out[neg] = -out[neg]
@@ -278,27 +292,29 @@ def build_edge_trace(channels: Sequence[ChannelEdges], *, source_format: str, pa
     ``-first_tick``, the ``ts_raw`` of time zero.
     """
     n = sum(len(c.edges) for c in channels)
-    ev = empty_events(n)
-    pos = 0
-    for c in channels:
-        k = len(c.edges)
-        if not k:
-            continue
-        sl = slice(pos, pos + k)
-        ev["ts_raw"][sl] = c.edges
-        ev["src_offset"][sl] = c.edges
-        ev["marker"][sl] = c.index
-        lvl = np.empty(k, np.int64)
-        lvl[0::2] = 1 - c.initial
-        lvl[1::2] = c.initial
-        ev["value"][sl] = lvl
-        ev["kind"][sl] = np.where(lvl == 1, EventKind.EDGE_RISE, EventKind.EDGE_FALL)
-        pos += k
+    # sort flat columns first, then fill the (wide) structured array once: peak memory ~1x events
+    ts_raw = np.concatenate([c.edges for c in channels]) if channels else np.zeros(0, np.int64)
+    marker = np.concatenate([np.full(len(c.edges), c.index, np.uint32) for c in channels]) \
+        if channels else np.zeros(0, np.uint32)
+    level = np.concatenate([_alternating(c.initial, len(c.edges)) for c in channels]) \
+        if channels else np.zeros(0, np.int8)
     if len(channels) > 1 and n:
-        order = np.argsort(ev["ts_raw"], kind="stable")
-        ev = ev[order]
-    rel = ev["ts_raw"].astype(np.int64) + np.int64(first_tick)
+        order = np.argsort(ts_raw, kind="stable")
+        ts_raw, marker, level = ts_raw[order], marker[order], level[order]
+        del order
+    ev = np.empty(n, dtype=EVENT_DTYPE)  # every column is assigned below (no zero-fill pass)
+    for col, val in (("core", 0), ("ctx_type", CtxType.NONE), ("ctx_id", -1), ("target_id", -1),
+                     ("src_id", 0)):
+        ev[col] = val
+    ev["ts_raw"] = ts_raw
+    ev["src_offset"] = ts_raw
+    ev["marker"] = marker
+    ev["value"] = level
+    ev["kind"] = np.where(level == 1, np.uint8(EventKind.EDGE_RISE), np.uint8(EventKind.EDGE_FALL))
+    del marker, level
+    rel = ts_raw.astype(np.int64) + np.int64(first_tick)
     ev["ts"] = signed_ticks_to_ns(rel, tick_hz) if tick_hz else rel
+    del rel, ts_raw
     meta_extra: dict[str, Any] = {}
     if tick_hz:
         meta_extra["samplerate"] = int(tick_hz)

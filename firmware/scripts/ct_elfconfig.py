@@ -66,7 +66,7 @@ def read_ct_config(path: str | Path) -> str:
 
 
 def parse_ct_config(text: str) -> dict:
-    """``"rtos=freertos ... opts=CT_TRACE=1,CT_NTASKS=2"`` -> dict; ``opts`` becomes a dict of ints/strings."""
+    """``"rtos=freertos ... opts=CT_TRACE=1,CT_NTASKS=2"`` -> dict; ``opts`` maps to ints or strings."""
     out: dict = {}
     for item in text.split():
         key, _, value = item.partition("=")

@@ -263,6 +263,7 @@ def capture(
     if dest.exists():
         shutil.rmtree(dest)
     work.rename(dest)
+    shutil.rmtree(dest_parent / f"{run_id}.failed", ignore_errors=True)  # an earlier failed attempt
     return dest
 
 

@@ -37,8 +37,14 @@ def test_campaign_tables(campaign):
     _, out, _ = campaign
     d = load_campaign(out)
     camp = d["campaign"]
-    assert {"board", "rtos", "app", "metric", "source", *("n", "mean", "std", "min", "p1", "p50", "p99", "max")} \
-        <= set(camp.columns)
+    assert {
+        "board",
+        "rtos",
+        "app",
+        "metric",
+        "source",
+        *("n", "mean", "std", "min", "p1", "p50", "p99", "max"),
+    } <= set(camp.columns)
     row = camp[(camp.rtos == "threadx") & (camp.metric == "ctx_switch.yield") & (camp.source == "trace")]
     assert len(row) == 1 and row["n"].iloc[0] == 200
     assert set(camp.source) == {"trace", "logic", "firmware"}
@@ -60,8 +66,16 @@ def test_campaign_tables(campaign):
 def test_per_capture_outputs(campaign):
     _, out, _ = campaign
     d = out / "captures" / "qemu_netduinoplus2" / "freertos" / "isr_latency" / "r1"
-    for f in ("events-trace.ctev.parquet", "events-logic-ideal.ctev.parquet", "instances.parquet",
-              "metrics.parquet", "crossval.parquet", "alignment.parquet", "pairs.parquet", "result.json"):
+    for f in (
+        "events-trace.ctev.parquet",
+        "events-logic-ideal.ctev.parquet",
+        "instances.parquet",
+        "metrics.parquet",
+        "crossval.parquet",
+        "alignment.parquet",
+        "pairs.parquet",
+        "result.json",
+    ):
         assert (d / f).is_file(), f
     res = json.loads((d / "result.json").read_text())
     assert res["verdict"] == "PASS" and res["provenance"]["firmware_rev"] == "synthetic"
@@ -76,8 +90,13 @@ def test_rerun_is_cached_and_a_change_invalidates(tmp_path):
     m2 = analyze_dirs([root], out, scheduler="serial", quiet=True)
     assert all(c["cached"] for c in m2["captures"])
     sc = S.periodic(jitter_ns=999)
-    S.write_capture_folder(root / "qemu_netduinoplus2" / "threadx" / "periodic" / "r1", sc, rtos="threadx",
-                           trace=S.to_trace(sc), capture=S.to_capture(sc))
+    S.write_capture_folder(
+        root / "qemu_netduinoplus2" / "threadx" / "periodic" / "r1",
+        sc,
+        rtos="threadx",
+        trace=S.to_trace(sc),
+        capture=S.to_capture(sc),
+    )
     m3 = analyze_dirs([root], out, scheduler="serial", quiet=True)
     fresh = [c["capture"] for c in m3["captures"] if not c["cached"]]
     assert fresh == ["qemu_netduinoplus2/threadx/periodic/r1"]
@@ -87,8 +106,16 @@ def test_process_pool_gives_the_serial_results(campaign, tmp_path):
     root, out, _ = campaign
     out2 = tmp_path / "pool"
     analyze_dirs([root], out2, workers=2, scheduler="processes", quiet=True)
-    a = load_campaign(out)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
-    b = load_campaign(out2)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    a = (
+        load_campaign(out)["campaign"]
+        .sort_values(["capture", "metric", "source", "profile"])
+        .reset_index(drop=True)
+    )
+    b = (
+        load_campaign(out2)["campaign"]
+        .sort_values(["capture", "metric", "source", "profile"])
+        .reset_index(drop=True)
+    )
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -97,8 +124,16 @@ def test_local_dask_cluster_gives_identical_results(campaign, tmp_path):
     root, out, _ = campaign
     out2 = tmp_path / "dask"
     analyze_dirs([root], out2, workers=2, scheduler="dask-local", quiet=True)
-    a = load_campaign(out)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
-    b = load_campaign(out2)["campaign"].sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    a = (
+        load_campaign(out)["campaign"]
+        .sort_values(["capture", "metric", "source", "profile"])
+        .reset_index(drop=True)
+    )
+    b = (
+        load_campaign(out2)["campaign"]
+        .sort_values(["capture", "metric", "source", "profile"])
+        .reset_index(drop=True)
+    )
     pd.testing.assert_frame_equal(a, b)
 
 

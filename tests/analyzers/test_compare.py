@@ -15,8 +15,12 @@ def two_campaigns(tmp_path_factory):
     base = tmp_path_factory.mktemp("cmp")
     a = analyze_dirs([make_campaign(base / "a", broken=False)], base / "oa", scheduler="serial", quiet=True)
     # B: threadx 10 % slower than in A (1.76 vs 1.6 of FreeRTOS), FreeRTOS unchanged
-    b = analyze_dirs([make_campaign(base / "b", slow_factor=1.76, broken=False)], base / "ob",
-                     scheduler="serial", quiet=True)
+    b = analyze_dirs(
+        [make_campaign(base / "b", slow_factor=1.76, broken=False)],
+        base / "ob",
+        scheduler="serial",
+        quiet=True,
+    )
     assert a["failed"] == b["failed"] == 0
     return base / "oa", base / "ob"
 
@@ -32,7 +36,11 @@ def test_compare_flags_only_the_slowdown(two_campaigns):
     oa, ob = two_campaigns
     ch = {(c.rtos, c.metric, c.source): c for c in compare(oa, ob, threshold_pct=5)}
     reg = {k for k, c in ch.items() if c.regression}
-    assert ("threadx", "ctx_switch.yield", "trace") in reg and ("threadx", "isr.to_task.latency", "logic") in reg
+    assert ("threadx", "ctx_switch.yield", "trace") in reg and (
+        "threadx",
+        "isr.to_task.latency",
+        "logic",
+    ) in reg
     assert all(k[0] == "threadx" for k in reg)
     c = ch[("threadx", "ctx_switch.yield", "trace")]
     assert c.ci_low_pct > 5 and c.rel_change_pct == pytest.approx(10, abs=1.5)

@@ -110,7 +110,9 @@ def test_one_sided_folders_are_not_errors():
 def test_no_common_site_is_an_analysis_error():
     a, b = S.periodic(n=10), S.fft(n=3)
     with pytest.raises(AnalysisError, match="no instrumentation site"):
-        align(trace_site_events(S.to_trace(a), DEFAULT_SITES), logic_site_events(S.to_capture(b), DEFAULT_SITES))
+        align(
+            trace_site_events(S.to_trace(a), DEFAULT_SITES), logic_site_events(S.to_capture(b), DEFAULT_SITES)
+        )
     assert "no instrumentation site" in cross_validate(S.to_trace(a), S.to_capture(b)).note
 
 

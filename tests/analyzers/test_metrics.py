@@ -122,11 +122,37 @@ def test_cpu_load_shares():
     # per period: ISR 150 ns, worker from its switch-in (t+270) to idle (t+1300) = 1030 ns
     assert s.busy_ns["isr.TIM5"] == 50 * 150
     assert s.scalars["cpu.load.task.worker"][0] == pytest.approx(100 * 50 * 1030 / s.window_ns, rel=1e-9)
-    assert s.scalars["cpu.load.total"][0] == pytest.approx(100 - s.scalars["cpu.load.idle"][0]
-                                                           - s.scalars["cpu.load.unknown"][0])
+    assert s.scalars["cpu.load.total"][0] == pytest.approx(
+        100 - s.scalars["cpu.load.idle"][0] - s.scalars["cpu.load.unknown"][0]
+    )
     assert set(table.column("metric").to_pylist()) >= {"cpu.busy.isr.TIM5", "cpu.busy.idle"}
 
 
 def test_cpu_load_marker_only_trace_is_empty():
     _, s = cpu_load(S.to_trace(S.periodic(n=10)))
     assert s.scalars == {} and s.window_ns == 0
+
+
+def test_tracex_next_context_without_switch_events():
+    from trace_parsers.model import CtxType, EventKind, Trace, TraceMeta, empty_events, fill_ts
+
+    # yield (site 1) by task 1, a kernel call by task 1, then task 2's first record 184 ticks later
+    rows = []
+    for k in range(20):
+        t0 = 1000 * k
+        a, b = (1, 2) if k % 2 == 0 else (2, 1)
+        rows += [
+            (t0, EventKind.MARK, a, 1),
+            (t0 + 60, EventKind.API_CALL, a, 0),
+            (t0 + 184, EventKind.MARK, b, 2),
+        ]
+    ev = empty_events(len(rows))
+    ev["ts_raw"] = [r[0] for r in rows]
+    ev["kind"] = [r[1] for r in rows]
+    ev["ctx_type"] = CtxType.TASK
+    ev["ctx_id"] = [r[2] for r in rows]
+    ev["marker"] = [r[3] for r in rows]
+    fill_ts(ev, 1_000_000_000)
+    _, s = context_switch_times(Trace(ev, TraceMeta("tracex", tick_hz=1_000_000_000)))
+    assert s.stats["ctx_switch.yield.to_switch_in"].n == 20
+    assert s.stats["ctx_switch.yield.to_switch_in"].mean == 184 == s.stats["ctx_switch.yield"].mean

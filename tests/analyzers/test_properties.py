@@ -20,15 +20,21 @@ def _shift(tr: Trace, d: int) -> Trace:
 
 
 def _scenario(kind: str, seed: int) -> S.Scenario:
-    return {"ctx": lambda: S.ctx_switch(n=30, spread_ns=200, seed=seed),
-            "isr": lambda: S.isr(n=20, spread_ns=100, seed=seed),
-            "per": lambda: S.periodic(n=40, jitter_ns=300, missed=[7], seed=seed),
-            "fft": lambda: S.fft(n=8, lost=[2], seed=seed)}[kind]()
+    return {
+        "ctx": lambda: S.ctx_switch(n=30, spread_ns=200, seed=seed),
+        "isr": lambda: S.isr(n=20, spread_ns=100, seed=seed),
+        "per": lambda: S.periodic(n=40, jitter_ns=300, missed=[7], seed=seed),
+        "fft": lambda: S.fft(n=8, lost=[2], seed=seed),
+    }[kind]()
 
 
 @settings(max_examples=40)
-@given(kind=st.sampled_from(["ctx", "isr", "per", "fft"]), seed=st.integers(0, 1000),
-       shift=st.integers(0, 10**12), logic=st.booleans())
+@given(
+    kind=st.sampled_from(["ctx", "isr", "per", "fft"]),
+    seed=st.integers(0, 1000),
+    shift=st.integers(0, 10**12),
+    logic=st.booleans(),
+)
 def test_shifting_every_timestamp_changes_no_metric(kind, seed, shift, logic):
     sc = _scenario(kind, seed)
     src = S.to_capture(sc) if logic else S.to_trace(sc)
@@ -62,8 +68,12 @@ def test_periodic_trace_zero_jitter_end_to_end(period, n):
 
 
 @settings(max_examples=30)
-@given(ppm=st.floats(-200, 200), offset=st.integers(0, 10**9), seed=st.integers(0, 100),
-       rate=st.sampled_from([1_000_000_000, 500_000_000, 200_000_000]))
+@given(
+    ppm=st.floats(-200, 200),
+    offset=st.integers(0, 10**9),
+    seed=st.integers(0, 100),
+    rate=st.sampled_from([1_000_000_000, 500_000_000, 200_000_000]),
+)
 def test_alignment_recovers_any_offset_and_drift(ppm, offset, seed, rate):
     sc = S.isr(n=40, spread_ns=5000, seed=seed)
     cv = cross_validate(S.to_trace(sc), S.to_capture(sc, ppm=ppm, offset_ns=offset, samplerate=rate))

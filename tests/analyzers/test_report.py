@@ -11,7 +11,6 @@ import pytest
 
 from analyzers.batch import analyze_dirs, load_campaign
 from analyzers.cli import main
-from analyzers.report import render
 
 from ._campaign import make_campaign
 
@@ -41,9 +40,14 @@ def test_report_is_self_contained_and_has_the_key_numbers(report):
         assert m in text
     # the threadx context-switch mean and its multiple of the fastest RTOS appear as rendered numbers
     comp = d["comparison"]
-    row = comp[(comp.metric == "ctx_switch.yield") & (comp.source == "trace") & (comp.rtos == "threadx")
-               & (comp.variant == "")].iloc[0]
+    row = comp[
+        (comp.metric == "ctx_switch.yield")
+        & (comp.source == "trace")
+        & (comp.rtos == "threadx")
+        & (comp.variant == "")
+    ].iloc[0]
     assert f"{row.mean_ns:,.1f}" in text and f"{row.x_fastest:.4g}" in text
+    assert "Context switch per number of tasks" in text and ">N=2<" in text
     assert "synthetic" in text  # provenance: firmware revision / config
     assert "qemu_netduinoplus2/freertos/broken/r1" in text  # the failed capture is listed
 
@@ -59,8 +63,8 @@ def _png_rows(path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, w = 8, b"", 0
     while pos < len(data):
-        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, typ = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if typ == b"IHDR":
             w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
             assert depth == 8 and ctype in (2, 6)
@@ -72,7 +76,7 @@ def _png_rows(path):
     stride = w * bpp
     rows, prev = [], bytearray(stride)
     for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -101,17 +105,46 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     _, path = report
     shot = tmp_path / "shot.png"
     dom = subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'ud'}", "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=90)
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'ud'}",
+            "--dump-dom",
+            path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Trace versus capture agreement" in dom.stdout and "ctx_switch.yield" in dom.stdout
     r = subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'ud'}", f"--screenshot={shot}", "--window-size=1200,900",
-         path.as_uri()], capture_output=True, text=True, timeout=90)
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'ud'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,900",
+            path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
     rows, bpp = _png_rows(shot)
     # not blank: many distinct colours, and a good share of non-white pixels
@@ -120,7 +153,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     total = 0
     for row in rows[::4]:
         for i in range(0, len(row), bpp * 4):
-            px = row[i:i + 3]
+            px = row[i : i + 3]
             colours.add(px)
             total += 1
             dark += sum(px) < 600

@@ -5,8 +5,14 @@ from pathlib import Path
 import numpy as np
 
 from analyzers import _synth as S
-from analyzers.sites import (DEFAULT_SITES, TRACEX_USER_BASE, load_sites, logic_site_events, parse_ct_sites_h,
-                             trace_site_events)
+from analyzers.sites import (
+    DEFAULT_SITES,
+    TRACEX_USER_BASE,
+    load_sites,
+    logic_site_events,
+    parse_ct_sites_h,
+    trace_site_events,
+)
 from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events, fill_ts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_builtin_table_equals_ct_sites_h():
     parsed = parse_ct_sites_h((ROOT / "firmware" / "include" / "ct_sites.h").read_text())
     assert parsed, "ct_sites.h has no CT_SITE_TABLE rows"
-    assert parsed == DEFAULT_SITES[:len(parsed)]
+    assert parsed == DEFAULT_SITES[: len(parsed)]
     assert load_sites() == parsed
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("ct_elfconfig", ROOT / "firmware" / "scripts" / "ct_elfconfig.py")
+_spec = importlib.util.spec_from_file_location("ct_elfconfig",
+                                               ROOT / "firmware" / "scripts" / "ct_elfconfig.py")
 elfconfig = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(elfconfig)
 

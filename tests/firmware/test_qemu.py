@@ -121,3 +121,18 @@ def test_freertos_apps_traced_and_untraced(app, tmp_path):
     for metric, r in con_u.results.items():
         if metric in ("ctx_switch.yield", "isr.to_task.latency", "fft.duration"):
             assert r.mean <= con.results[metric].mean, "tracing cannot make a metric cheaper"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FREERTOS_OK, reason=f"FreeRTOS-Kernel and segger sources not in {DEPS}")
+def test_freertos_trace_overflow_is_counted_and_fails_the_run(tmp_path):
+    """A SystemView buffer too small for the yield bursts drops packets: counted, reported, failed run."""
+    elf = build(tmp_path / "b", "freertos", "ctx_switch", "-DCT_SV_BUFFER_SIZE=256")
+    rc, out = run_image(elf, timeout=120, cwd=tmp_path)
+    con = parse_console(out)
+    assert rc == 1 and con.done is not None and con.done[1] == 1, out
+    assert con.trace is not None and int(con.trace["dropped"]) > 0
+    assert ("trace.overflow", f"dropped={con.trace['dropped']}") in con.fails
+    assert "ctx_switch.yield" in con.results  # the measurement itself still completed
+    sv = (tmp_path / "trace.SVDat").read_bytes()
+    assert len(sv) == int(con.trace["bytes"])

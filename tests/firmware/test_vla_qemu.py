@@ -213,3 +213,44 @@ def test_timeout_is_reported(plugin, tmp_path, monkeypatch):
     with pytest.raises(cap_mod.CaptureError, match="timeout: the run did not reach its CT_DONE sentinel"):
         cap_mod.capture(spec, tmp_path, "r1", elf=elf)
     assert (tmp_path / "qemu_netduinoplus2" / "baremetal" / "hang" / "r1.failed" / "run.json").exists()
+
+
+def _site_edges(sr: Path) -> dict[str, list[int]]:
+    import trace_parsers
+
+    tr = trace_parsers.open_trace(sr)
+    ev = tr.to_pandas()
+    return {
+        c.name: ev.loc[ev["marker"] == c.index, "ts"].tolist()
+        for c in tr.channels
+        if c.name != "uart.tx"
+    }
+
+
+@pytest.mark.slow
+def test_baremetal_reference_capture_reproduces(plugin, tmp_path, monkeypatch):
+    """Rebuild and rerun the committed bare-metal reference run (the one CI can build): with the same ELF
+    every data file is bit-identical. From another source revision the image differs (it embeds and
+    prints its git revision, so boot takes a different number of instructions): then every site keeps
+    its edge count and its edge-to-edge intervals; a failure means the reference is stale (make campaign)."""
+    ref = ROOT / "captures" / "qemu_netduinoplus2" / "baremetal" / "isr_latency" / "ref"
+    if not (ref / "run.json").exists():
+        pytest.skip("no committed bare-metal reference capture")
+    for tool in ("cmake", "ninja", "arm-none-eabi-gcc", "qemu-system-arm"):
+        _need(tool)
+    monkeypatch.setattr(cap_mod, "PLUGIN", plugin)
+    monkeypatch.setenv("FW_BUILD", str(tmp_path / "fw"))
+    spec = next(s for s, _ in cap_mod.load_campaign() if (s.rtos, s.app_dir) == ("baremetal", "isr_latency"))
+    new = cap_mod.capture(spec, tmp_path / "out", "ref")
+    old_meta = json.loads((ref / "run.json").read_text())
+    new_meta = json.loads((new / "run.json").read_text())
+    assert [lg["file"] for lg in new_meta["logic"]] == [lg["file"] for lg in old_meta["logic"]]
+    if new_meta["firmware"]["elf_sha256"] == old_meta["firmware"]["elf_sha256"]:
+        for a, b in zip(new_meta["logic"] + [new_meta["uart"]], old_meta["logic"] + [old_meta["uart"]]):
+            assert a["sha256"] == b["sha256"], a["file"]
+        for lg in old_meta["logic"]:
+            assert _site_edges(new / lg["file"]) == _site_edges(ref / lg["file"]), lg["file"]
+    a, b = _site_edges(new / "logic.sr"), _site_edges(ref / "logic.sr")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert np.diff(a[name]).tolist() == np.diff(b[name]).tolist(), f"{name}: stale reference capture?"

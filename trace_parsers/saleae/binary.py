@@ -24,8 +24,7 @@ import numpy as np
 
 from .._edges import ChannelEdges, build_edge_trace
 from .._reader import ByteReader
-from ..errors import (TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt,
-                      validate_on_corrupt)
+from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
 MAGIC = b"<SALEAE>"
@@ -53,7 +52,7 @@ class _Chan:
         self.version = 0
 
 
-def _parse(path: Path, index: int, on_corrupt: str, diags: list[Diagnostic]) -> _Chan:
+def _parse(path: Path, index: int, on_corrupt: Any, diags: list[Diagnostic]) -> _Chan:
     p = str(path)
     try:
         data = path.read_bytes()
@@ -183,11 +182,12 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
             diags.append(diagnostic("SALEAE_BAD_BINARY", 0, f"{c.name}: no data from {g0:.9f} s to "
                                     f"{g1:.9f} s (gap between chunks)", severity=Severity.DATA_LOSS))
     first_tick = int(round(begin * rate))
-    extra = {"begin_time_s": begin, "end_time_s": end, "export_versions": sorted({c.version for c in chans}),
+    versions = sorted({c.version for c in chans})
+    extra = {"begin_time_s": begin, "end_time_s": end, "export_versions": versions,
              "files": [str(f) for f in files],
              "gaps_ns": [(int(round(g0 * 1e9)), int(round(g1 * 1e9))) for c in chans for g0, g1 in c.gaps]}
     return build_edge_trace(out, source_format="saleae_binary", path=str(files[0]), tick_hz=rate,
                             total_ticks=int(round((end - begin) * rate)),
-                            source_version=",".join(str(v) for v in extra["export_versions"]),
+                            source_version=",".join(str(v) for v in versions),
                             diagnostics=diags, extra=extra, first_tick=first_tick,
                             origin_raw=-first_tick)

@@ -167,8 +167,8 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
     levels = np.asarray(rows, dtype=np.int8)
     chans = []
     for k, name in enumerate(names):
-        init, e = changes_to_edges(ticks, levels[:, k])
-        chans.append(ChannelEdges(k, name, init, e))
+        init, edges = changes_to_edges(ticks, levels[:, k])
+        chans.append(ChannelEdges(k, name, init, edges))
     extra: dict[str, Any] = {"rows": len(times), "time_format": "iso8601" if iso_mode else "seconds",
                              "samplerate_given": bool(samplerate)}
     if iso_mode:

@@ -11,17 +11,20 @@ be inflated, so callers keep what was decoded before the damage.
 from __future__ import annotations
 
 import struct
+import types
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from ..errors import TraceCorruptError, TraceFormatError
 
+_fastzlib: types.ModuleType
 try:  # pragma: no cover - depends on the installation
     from zlib_ng import zlib_ng as _fastzlib
 except ImportError:  # pragma: no cover
-    _fastzlib = zlib  # type: ignore[assignment]
+    _fastzlib = zlib
 
 _LOCAL = struct.Struct("<IHHHHHIIIHH")
 _LOCAL_SIG = 0x04034B50
@@ -54,6 +57,14 @@ class ZipArchive:
         except OSError as e:
             raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
                                    path=self.path) from None
+        try:
+            self._load()
+        except BaseException:
+            self._f.close()
+            raise
+
+    def _load(self) -> None:
+        code = self.code
         self._f.seek(0, 2)
         self.size = self._f.tell()
         self.members: dict[str, Member] = {}
@@ -74,7 +85,7 @@ class ZipArchive:
     def close(self) -> None:
         self._f.close()
 
-    def __enter__(self) -> "ZipArchive":
+    def __enter__(self) -> ZipArchive:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -95,7 +106,7 @@ class ZipArchive:
         rec = self._read_local(info.header_offset)
         if rec is None:
             raise TraceCorruptError(f"member {info.filename!r}: expected a local file header at "
-                                    f"0x{info.header_offset:x}", code=code, path=path,
+                                    f"0x{info.header_offset:x}", code=self.code, path=self.path,
                                     offset=info.header_offset)
         data = info.header_offset + _LOCAL.size + rec[9] + rec[10]
         return Member(info.filename, info.header_offset, data, info.compress_size, info.file_size,
@@ -145,7 +156,7 @@ class ZipArchive:
             out += b
             if len(out) > limit:
                 raise TraceCorruptError(f"member {name!r} is larger than {limit} bytes",
-                                        code=code, path=path,
+                                        code=self.code, path=self.path,
                                         offset=self.members[name].header_offset)
         return bytes(out)
 

@@ -53,11 +53,14 @@ class UartError:
 class UartResult:
     """Decoded UART bytes.
 
-    ``data`` — the bytes; ``ts_ns`` — int64 start time of each byte's start bit (ns, the capture's
-    ``ts`` timebase; the falling edge for the NumPy backend, the begin of sigrok's start-bit
-    annotation — within one sample of it — for sigrok-cli); ``samples`` — int64 (n, 2) first/last sample of the data bits as sigrok
-    annotates them (``rx-data``), in the decoding sample rate; ``errors`` — frame/parity errors;
-    ``samplerate`` — the rate the decoder ran at; ``backend`` — ``"sigrok-cli"`` or ``"numpy"``.
+    * ``data`` — the bytes;
+    * ``ts_ns`` — int64 start time of each byte's start bit, ns in the capture's ``ts`` timebase
+      (the falling edge for the NumPy backend; the begin of sigrok's start-bit annotation, within
+      one sample of it, for sigrok-cli);
+    * ``samples`` — int64 (n, 2) first/last sample of the data bits as sigrok annotates them
+      (``rx-data``), at the decoding sample rate;
+    * ``errors`` — frame/parity errors; ``samplerate`` — the rate the decoder ran at;
+    * ``backend`` — ``"sigrok-cli"`` or ``"numpy"``.
     """
 
     data: bytes
@@ -133,8 +136,8 @@ def decode_uart(path: str | Path, *, channel: int | str, baud: int = 115200, dat
 
     fmt = detect_format(p)
     if fmt == "sigrok" and samplerate is None:
-        from .reader import _read_header
         from ._zip import ZipArchive
+        from .reader import _read_header
 
         with ZipArchive(str(p), code="SR_BAD_ZIP") as z:
             info = _read_header(z, str(p))
@@ -288,7 +291,7 @@ def uart_from_edges(initial: int, edges: np.ndarray, samplerate: int, baud: int,
     ``ts_ns`` of the result holds *sample indices* of the start bits (callers convert).
 
     >>> # 'A' (0x41) at 10 samples/bit, idle high: start bit at 10, bits 1,0,0,0,0,0,1,0, stop
-    >>> r = uart_from_edges(1, np.array([10, 20, 30, 80, 90]), 1000, 100)
+    >>> r = uart_from_edges(1, np.array([10, 20, 30, 80, 90, 100]), 1000, 100, total_samples=120)
     >>> r.data, r.ts_ns.tolist()
     (b'A', [10])
     """
@@ -316,7 +319,7 @@ def uart_from_edges(initial: int, edges: np.ndarray, samplerate: int, baud: int,
             break
         fs = int(falls[k])
 
-        def sp(bitnum: int) -> int:
+        def sp(bitnum: int, fs: int = fs) -> int:
             return math.ceil(fs + (bw - 1) / 2.0 + bitnum * bw)
 
         s0 = sp(0)

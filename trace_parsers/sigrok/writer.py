@@ -29,19 +29,22 @@ Returns the :class:`pathlib.Path` written.  Reading the file back with :func:`re
 from __future__ import annotations
 
 import struct
+import types
 import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Sequence
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from .. import __version__
 from .metadata import format_samplerate
 
+_fz: types.ModuleType
 try:  # pragma: no cover - depends on the installation
     from zlib_ng import zlib_ng as _fz
 except ImportError:  # pragma: no cover
-    _fz = zlib  # type: ignore[assignment]
+    _fz = zlib
 
 CHUNK_BYTES = 4 << 20
 
@@ -169,7 +172,7 @@ class _ZipWriter:
 
 def _pack(words: np.ndarray, u: int) -> Any:
     if u in (1, 2, 4, 8):
-        return memoryview(np.ascontiguousarray(words, dtype=f"<u{u}")).cast("B")
+        return np.ascontiguousarray(words, dtype=f"<u{u}").data.cast("B")
     w = np.ascontiguousarray(words, dtype="<u8")
     return w.view(np.uint8).reshape(-1, 8)[:, :u].tobytes()
 

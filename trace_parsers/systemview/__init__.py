@@ -63,7 +63,7 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
     from .decode import decode_stream
 
     validate_on_corrupt(on_corrupt)
-    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]  # type: ignore[arg-type]
     if not paths:
         raise ValueError("read_systemview needs at least one path")
     streams = []
@@ -87,9 +87,9 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
         esp_ext = esp_ext or cont.esp_extension
         for core, start, end in cont.streams:
             c = fi if multi_file else core
-            r = decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension)
-            streams.append(r)
+            streams.append(decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension))
             names.append(f"Core{c}")
+        del data  # the columns do not reference the file bytes
     return build_trace(streams, names, path=";".join(str(p) for p in paths), sha256=sha.hexdigest(),
                        version=version or "raw", header=headers, esp_extension=esp_ext,
                        description=description, on_corrupt=on_corrupt)

@@ -17,6 +17,8 @@ import numpy as np
 
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt
 from ..model import (
+    EVENT_DTYPE,
+    VALUE_NULL,
     CtxType,
     Diagnostic,
     EventKind,
@@ -44,7 +46,19 @@ for _id, _k in {
     29: K.TASK_TERMINATE,
 }.items():
     _KIND_LUT[_id] = _k
-_TASK_TARGET_IDS = (6, 7, 8, 29)  # target_id = the task in the payload
+_TARGET_LUT = np.zeros(32, dtype=bool)
+_TARGET_LUT[[6, 7, 8, 29]] = True  # target_id = the task in the payload
+
+
+def _count_ids(ids: np.ndarray) -> dict[str, int]:
+    """``{str(id): packets}`` (raw per-id packet counts, as in the corpus facts)."""
+    if ids.shape[0] == 0:
+        return {}
+    if int(ids.max()) < 1 << 16:
+        bc = np.bincount(ids)
+        return {str(int(k)): int(bc[k]) for k in np.flatnonzero(bc)}
+    uniq, cnt = np.unique(ids, return_counts=True)
+    return {str(int(k)): int(c) for k, c in zip(uniq, cnt)}
 
 
 @dataclass
@@ -59,6 +73,7 @@ class StreamInfo:
     task_info: dict[int, tuple[str, int]] = field(default_factory=dict)  # shrunk id -> (name, prio)
     modules: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[int, str] = field(default_factory=dict)
+    stack_info: dict[int, dict[str, int]] = field(default_factory=dict)
     systime: list[tuple[str, int]] = field(default_factory=list)
 
 
@@ -84,7 +99,7 @@ def _sysdesc_items(texts: list[str]) -> tuple[dict[str, str], dict[int, str]]:
 def _collect(r: RawStream, info: StreamInfo) -> None:
     """Parse the rare metadata packets of one stream (a Python loop over a few rows only)."""
     ids = r.id
-    meta_rows = np.flatnonzero(np.isin(ids, (9, 12, 13, 14, 22, 24, 25)))
+    meta_rows = np.flatnonzero(np.isin(ids, (9, 12, 13, 14, 21, 22, 24, 25)))
     for row in meta_rows.tolist():
         i = int(ids[row])
         vals, s = r.aux(row)
@@ -96,6 +111,8 @@ def _collect(r: RawStream, info: StreamInfo) -> None:
                              "raw": vals}
         elif i == 9 and len(vals) >= 2:
             info.task_info[vals[0]] = (s or "", vals[1])
+        elif i == 21 and len(vals) >= 4:
+            info.stack_info[vals[0]] = {"base": vals[1], "size": vals[2], "usage": vals[3]}
         elif i == 14 and s is not None:
             info.sysdesc.append(s)
         elif i == 22 and len(vals) >= 2:
@@ -114,70 +131,117 @@ def _forward_fill_pos(mask: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(pos) if pos.shape[0] else pos
 
 
+def _fill_ts_chunked(ev: np.ndarray, tick_hz: int | None, origin: int, chunk: int = 1 << 20) -> None:
+    """``model.fill_ts`` in slices, so its temporaries stay small on large traces."""
+    for i in range(0, ev.shape[0], chunk):
+        fill_ts(ev[i:i + chunk], tick_hz, origin)
+
+
 def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Running context for one core's events in stream order (vectorised).
 
     ``arg`` is the IRQ number for ISR_ENTER rows and the dense task index for TASK_SWITCH_IN rows.
-    ISR_ENTER/EXIT nest (an exit at depth 0 is ignored); ISR rows themselves belong to the ISR; an
-    OVERFLOW makes everything unknown until the next switch/enter. Returns (ctx_type, ctx_id).
+    ISR_ENTER/EXIT nest (an exit at depth 0 is ignored); ISR rows themselves belong to the ISR; a
+    switch recorded inside an ISR decides what runs after it; an OVERFLOW makes everything unknown
+    until the next switch/enter. Returns (ctx_type, ctx_id).
     """
     n = kind.shape[0]
     ctx_type = np.zeros(n, dtype=np.uint8)
     ctx_id = np.full(n, -1, dtype=np.int32)
     if n == 0:
         return ctx_type, ctx_id
+    it: Any = np.int32 if n < 2**29 else np.int64
     is_ovf = kind == K.OVERFLOW
-    seg = np.cumsum(is_ovf)
     enter = kind == K.ISR_ENTER
-    leave = (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
-    step = enter.astype(np.int64) - leave.astype(np.int64)
-    step[is_ovf] = 0
-    s = np.cumsum(step)
-    # value of s just before each segment starts (segments begin at index 0 and at each OVERFLOW)
-    seg_first = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
-    base = np.where(seg_first > 0, s[np.maximum(seg_first - 1, 0)], 0)
-    # the OVERFLOW row itself starts its segment: include its own (zero) step
-    s_rel = s - base[seg]
-    big = np.int64(4 * n + 4)
-    runmin = np.minimum.accumulate(s_rel - seg * big) + seg * big
-    depth = s_rel - np.minimum(runmin, 0)  # depth after the event, floored at 0
-    prev = np.r_[0, depth[:-1]]
-    prev[seg_first] = 0
-    lvl = np.maximum(depth, prev)  # exit rows belong to the ISR they leave
-    lvl[is_ovf] = 0
-    # IRQ at level d: last ISR_ENTER in the same segment whose depth-after is d.
-    in_isr = np.flatnonzero(lvl > 0)
-    if in_isr.shape[0]:
-        e_idx = np.flatnonzero(enter & (depth > 0))
-        maxl = int(lvl.max()) + 1
-        e_key = seg[e_idx].astype(np.int64) * maxl + depth[e_idx]
-        q_key = seg[in_isr].astype(np.int64) * maxl + lvl[in_isr]
-        keys = np.r_[e_key, q_key]
-        idx = np.r_[e_idx, in_isr]
-        is_e = np.r_[np.ones(e_idx.shape[0], bool), np.zeros(in_isr.shape[0], bool)]
-        order = np.lexsort((~is_e, idx, keys))
-        keys, idx, is_e = keys[order], idx[order], is_e[order]
-        last = _forward_fill_pos(is_e)
-        ok = (last >= 0) & (~is_e)
-        ok[ok] = keys[last[ok]] == keys[ok]
-        q_rows = idx[ok]
-        ctx_type[in_isr] = CtxType.ISR
-        ctx_id[q_rows] = arg[idx[last[ok]]]
-    # Task state at depth 0: set by SWITCH_IN (task), IDLE (idle), SWITCH_OUT / OVERFLOW (none).
-    setter = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | (kind == K.TASK_SWITCH_OUT) | is_ovf
-    st_type = np.where(kind == K.TASK_SWITCH_IN, CtxType.TASK,
-                       np.where(kind == K.IDLE, CtxType.IDLE, CtxType.NONE)).astype(np.uint8)
-    st_id = np.where(kind == K.TASK_SWITCH_IN, arg, -1).astype(np.int32)
-    last = _forward_fill_pos(setter)
+    step = enter.astype(np.int8)
+    step -= (kind == K.ISR_EXIT).view(np.int8)
+    step -= (kind == K.ISR_TO_SCHED).view(np.int8)
+    has_ovf = bool(is_ovf.any())
+    if has_ovf:
+        step[is_ovf] = 0
+    s = np.cumsum(step, dtype=it)
+    del step
+    if has_ovf:
+        new_seg = is_ovf.copy()
+        new_seg[0] = True  # segments begin at index 0 and at each OVERFLOW
+        seg = np.cumsum(new_seg, dtype=it) - 1
+        seg_first = np.flatnonzero(new_seg)
+        base = np.where(seg_first > 0, s[np.maximum(seg_first - 1, 0)], 0).astype(it)
+        s -= base[seg]
+        big = it(4 * n + 4)
+        off = seg * big
+        runmin = s - off
+        np.minimum.accumulate(runmin, out=runmin)
+        runmin += off
+        del off, base
+    else:
+        seg_first = np.zeros(1, dtype=np.intp)
+        runmin = np.minimum.accumulate(s)
+    np.minimum(runmin, 0, out=runmin)
+    depth = s
+    depth -= runmin  # depth after the event, floored at 0
+    del runmin
+    lvl = np.empty_like(depth)
+    lvl[0] = depth[0]
+    np.maximum(depth[1:], depth[:-1], out=lvl[1:])  # exit rows belong to the ISR they leave
+    lvl[seg_first] = depth[seg_first]
+    if has_ovf:
+        lvl[is_ovf] = 0
+    maxl = int(lvl.max())
+    if maxl > 0:
+        ctx_type[lvl > 0] = CtxType.ISR
+        idx = np.arange(n, dtype=it)
+        if maxl <= 16:
+            # IRQ at level d: the last ISR_ENTER whose depth-after is d (always in the same segment,
+            # because every segment starts at depth 0).
+            for d in range(1, maxl + 1):
+                pos = np.where(enter & (depth == d), idx, -1)
+                np.maximum.accumulate(pos, out=pos)
+                rows = np.flatnonzero(lvl == d)
+                ctx_id[rows] = arg[pos[rows]]
+        else:  # pathological nesting (damaged input): one sort instead of a loop per level
+            seg_ = seg if has_ovf else np.zeros(n, it)
+            in_isr = np.flatnonzero(lvl > 0)
+            e_idx = np.flatnonzero(enter & (depth > 0))
+            e_key = seg_[e_idx].astype(np.int64) * (maxl + 1) + depth[e_idx]
+            q_key = seg_[in_isr].astype(np.int64) * (maxl + 1) + lvl[in_isr]
+            keys = np.concatenate([e_key, q_key])
+            ix = np.concatenate([e_idx, in_isr])
+            is_e = np.concatenate([np.ones(e_idx.shape[0], bool), np.zeros(in_isr.shape[0], bool)])
+            order = np.lexsort((~is_e, ix, keys))
+            keys, ix, is_e = keys[order], ix[order], is_e[order]
+            last = _forward_fill_pos(is_e)
+            ok = (last >= 0) & (~is_e)
+            ok[ok] = keys[last[ok]] == keys[ok]
+            ctx_id[ix[ok]] = arg[ix[last[ok]]]
+    del depth
+    # Task state: set by SWITCH_IN (task), IDLE (idle), SWITCH_OUT / OVERFLOW (none).
+    sw_in = kind == K.TASK_SWITCH_IN
+    sw_out = kind == K.TASK_SWITCH_OUT
+    setter = sw_in | sw_out | is_ovf
+    setter |= kind == K.IDLE
+    st_type = np.where(sw_in, np.uint8(CtxType.TASK), np.uint8(CtxType.NONE))
+    st_type[kind == K.IDLE] = CtxType.IDLE
+    st_id = np.where(sw_in, arg, np.int32(-1)).astype(np.int32, copy=False)
+    del sw_in
+    last = np.where(setter, np.arange(n, dtype=it), it(-1))
+    del setter
+    np.maximum.accumulate(last, out=last)
     # SWITCH_OUT rows belong to the task that stops: use the state before them.
-    out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
-    before = np.r_[-1, last[:-1]]
-    last[out_rows] = before[out_rows]
-    task_rows = (lvl == 0) & (last >= 0)
-    ctx_type[task_rows] = st_type[last[task_rows]]
-    ctx_id[task_rows] = st_id[last[task_rows]]
-    ctx_type[is_ovf] = CtxType.NONE
-    ctx_id[is_ovf] = -1
+    out_rows = np.flatnonzero(sw_out)
+    del sw_out
+    if out_rows.shape[0]:
+        last[out_rows] = np.where(out_rows > 0, last[np.maximum(out_rows - 1, 0)], -1)
+    known = last >= 0
+    np.maximum(last, 0, out=last)
+    task = lvl == 0
+    task &= known
+    del known, lvl
+    np.copyto(ctx_type, st_type[last], where=task)
+    np.copyto(ctx_id, st_id[last], where=task)
+    if has_ovf:
+        ctx_type[is_ovf] = CtxType.NONE
+        ctx_id[is_ovf] = -1
     return ctx_type, ctx_id
 
 
@@ -231,7 +295,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
                 handles[h] = (nm, prio)
     seen: list[np.ndarray] = []
     for r in streams:
-        m = np.isin(r.id, (4, 6, 7, 8, 29))
+        m = _TARGET_LUT[np.minimum(r.id, 31)] | (r.id == EvtId.TASK_START_EXEC)
         if m.any():
             seen.append(np.unique(expand(r.p0[m])))
     extra_h = np.unique(np.concatenate(seen)) if seen else np.zeros(0, np.uint64)
@@ -255,114 +319,155 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
     parts: list[np.ndarray] = []
     stream_meta: dict[str, Any] = {}
     api_ids: set[int] = set()
-    for r, info in zip(streams, infos):
+    named_lut: np.ndarray | None = None
+    if table is not None and table.events:
+        named_lut = np.zeros(max(table.events) + 2, dtype=bool)
+        named_lut[list(table.events)] = True
+    for si, info in enumerate(infos):
+        r = streams[si]
         ids = r.id
         n = len(r)
-        uniq, cnt = np.unique(ids, return_counts=True)
         ovf = ids == EvtId.OVERFLOW
-        sm: dict[str, Any] = {
-            "core": r.core, "packets": n,
-            "counts_by_id": {str(int(k)): int(c) for k, c in zip(uniq, cnt)},
+        stream_meta[info.name] = {
+            "core": r.core, "packets": n, "counts_by_id": _count_ids(ids),
             "sync_zero_bytes": r.sync_bytes,
             "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc),
             "sysdesc": info.sysdesc,
             "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
             "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
+            "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
             "modules": info.modules, "systime": info.systime,
             "overflow_packets": int(ovf.sum()), "overflow_values": r.p0[ovf].astype(int).tolist(),
             "first_ts_ticks": int(r.ts[0]) if n else None, "last_ts_ticks": int(r.ts[-1]) if n else None,
             "string_order": {0: None, 1: "lo-hi", 2: "hi-lo"}[r.str_order],
-            "esp_core_bit_counts": ({str(int(k)): int(c) for k, c in
-                                     zip(*np.unique(r.pcore, return_counts=True))}
-                                    if esp_extension else None),
+            "esp_core_bit_counts": (_count_ids(r.pcore) if esp_extension else None),
         }
-        stream_meta[info.name] = sm
-        keep = np.flatnonzero(ids != EvtId.NOP)
-        ev = empty_events(keep.shape[0])
-        kid = ids[keep]
-        p0, p1, p2, nv = r.p0[keep], r.p1[keep], r.p2[keep], r.nv[keep]
-        sysm = kid < 32
-        kind = np.where(sysm, _KIND_LUT[np.minimum(kid, 31)], K.OTHER).astype(np.uint8)
-        # EX: MARK (sub 0) is a point marker; other sub-events stay OTHER.
-        ex = kid == EvtId.EX
-        kind[ex & (p0 == ExSubId.MARK)] = K.MARK
-        # OS/module/user ids: API_CALL when named by the OS table or in the OS range, else USER.
-        hi = ~sysm
-        if hi.any():
-            named = np.zeros(kid.shape[0], bool)
-            if table is not None:
-                tids = np.fromiter(table.events.keys(), dtype=np.uint32)
-                named = np.isin(kid, tids)
+        del ovf
+        nop = ids == EvtId.NOP
+        keep = np.flatnonzero(~nop) if nop.any() else None
+        del nop
+
+        def take(a: np.ndarray, keep: np.ndarray | None = keep) -> np.ndarray:
+            return a if keep is None else a[keep]
+
+        kid, p0, p1, p2, nv = take(ids), take(r.p0), take(r.p1), take(r.p2), take(r.nv)
+        m_ev = kid.shape[0]
+        ev = np.empty(m_ev, dtype=EVENT_DTYPE)
+        ev["ts_raw"] = take(r.ts)
+        ev["src_offset"] = take(r.off)
+        if r.start:
+            ev["src_offset"] += np.uint64(r.start)
+        core = take(r.pcore) if esp_extension else None
+        ev["core"] = core if core is not None else r.core
+        kind = _KIND_LUT[np.minimum(kid, 31)]
+        is_mark = (kid == EvtId.EX) & (p0 == ExSubId.MARK)
+        kind[is_mark] = K.MARK
+        hi = np.flatnonzero(kid >= OS_ID_FIRST)
+        if hi.shape[0]:
+            # OS/module/user ids: API_CALL when named by the OS table or below the first module
+            # offset, else USER.
+            kh = kid[hi]
             mod_first = min([m["evt_off"] for m in info.modules] + [MODULE_EVENT_OFFSET])
-            is_api = hi & (named | ((kid >= OS_ID_FIRST) & (kid < mod_first)))
-            kind[is_api] = K.API_CALL
-            kind[hi & ~is_api] = K.USER
-            api_ids.update(np.unique(kid[is_api]).tolist())
+            is_api = kh < mod_first
+            if named_lut is not None:
+                is_api |= named_lut[np.minimum(kh, named_lut.shape[0] - 1)]
+            kind[hi] = np.where(is_api, K.API_CALL, K.USER)
+            api_ids.update(np.unique(kh[is_api]).tolist())
+            del kh, is_api
         ev["kind"] = kind
-        ev["src_id"] = kid
-        ev["ts_raw"] = r.ts[keep]
-        ev["src_offset"] = r.off[keep].astype(np.uint64) + np.uint64(r.start)
-        ev["core"] = r.pcore[keep] if esp_extension else r.core
-        # target tasks
-        tt = np.isin(kid, _TASK_TARGET_IDS)
-        if tt.any():
-            ev["target_id"][tt] = task_index(p0[tt])
-        # values
-        val = ev["value"]
-        m = kid == EvtId.OVERFLOW
-        val[m] = p0[m]
-        m = kid == EvtId.TASK_STOP_READY
-        val[m] = p1[m]
-        m = kid == EvtId.SYSTIME_US
+        # values (payload per kind)
+        val = np.full(m_ev, VALUE_NULL, dtype=np.int64)
+        for evt, src in ((EvtId.OVERFLOW, p0), (EvtId.TASK_STOP_READY, p1), (EvtId.SYSTIME_CYCLES, p0)):
+            m = np.flatnonzero(kid == evt)
+            val[m] = src[m]
+        m = np.flatnonzero(kid == EvtId.SYSTIME_US)
         val[m] = p0[m].astype(np.int64) | (p1[m].astype(np.int64) << 32)
-        m = kid == EvtId.SYSTIME_CYCLES
-        val[m] = p0[m]
-        m = (kid == EvtId.MARK_START) | (kid == EvtId.MARK_STOP)
-        ev["marker"][m] = p0[m]
-        m = ex & (p0 == ExSubId.MARK)
-        ev["marker"][m] = p1[m]
-        mv = m & (nv >= 3)
-        val[mv] = p2[mv]
-        m = kid == EvtId.TIMER_ENTER
+        m = np.flatnonzero(kid == EvtId.TIMER_ENTER)
         val[m] = expand(p0[m]).astype(np.int64)
-        m = (kind == K.API_CALL) & (nv >= 1)  # ids >= 24: p0..p2 are the payload's first values
-        val[m] = p0[m]
-        m = kid == EvtId.END_CALL
-        ev["src_id"][m] = p0[m]  # API_RETURN: src_id names the returning call
-        mv = m & (nv >= 2)
-        val[mv] = p1[mv]
-        m = (kind == K.USER) & (nv >= 1)
-        val[m] = p0[m]
+        m = np.flatnonzero(is_mark & (nv >= 3))
+        val[m] = p2[m]
+        m = np.flatnonzero(((kind == K.API_CALL) | (kind == K.USER)) & (nv >= 1))
+        val[m] = p0[m]  # ids >= 24: p0..p2 are the payload's first values
+        ret = np.flatnonzero(kid == EvtId.END_CALL)
+        m = ret[nv[ret] >= 2]
+        val[m] = p1[m]
         # LOG rows: value indexes Trace.strings
+        raw_rows = keep if keep is not None else None
         for j in np.flatnonzero(kid == EvtId.PRINT_FORMATTED).tolist():
-            vals, s = r.aux(int(keep[j]))
+            _, s = r.aux(int(raw_rows[j]) if raw_rows is not None else j)
             val[j] = len(strings)
             strings.append(s or "")
-        # NAME_MARKER
-        for j in np.flatnonzero(ex & (p0 == ExSubId.NAME_MARKER)).tolist():
-            vals, s = r.aux(int(keep[j]))
+        ev["value"] = val
+        del val
+        # markers
+        marker = np.zeros(m_ev, dtype=np.uint32)
+        m = np.flatnonzero((kid == EvtId.MARK_START) | (kid == EvtId.MARK_STOP))
+        marker[m] = p0[m]
+        m = np.flatnonzero(is_mark)
+        marker[m] = p1[m]
+        ev["marker"] = marker
+        del marker, is_mark
+        for j in np.flatnonzero((kid == EvtId.EX) & (p0 == ExSubId.NAME_MARKER)).tolist():
+            vals, s = r.aux(int(raw_rows[j]) if raw_rows is not None else j)
             if len(vals) >= 2:
                 markers[int(vals[1])] = s or ""
-        # running context per core
-        arg = np.full(kid.shape[0], -1, dtype=np.int32)
-        m = kid == EvtId.ISR_ENTER
+        # src_id (API_RETURN: the returning call's id)
+        ev["src_id"] = kid
+        if ret.shape[0]:
+            ev["src_id"][ret] = p0[ret]
+        # target tasks and context arguments
+        tgt = np.full(m_ev, -1, dtype=np.int32)
+        m = np.flatnonzero(_TARGET_LUT[np.minimum(kid, 31)])
+        tgt[m] = task_index(p0[m])
+        ev["target_id"] = tgt
+        del tgt
+        arg = np.full(m_ev, -1, dtype=np.int32)
+        m = np.flatnonzero(kid == EvtId.ISR_ENTER)
         arg[m] = p0[m].astype(np.int32)
-        m = kid == EvtId.TASK_START_EXEC
+        m = np.flatnonzero(kid == EvtId.TASK_START_EXEC)
         arg[m] = task_index(p0[m])
-        cores = np.unique(ev["core"])
-        for c in cores.tolist():
-            cm = ev["core"] == c if cores.shape[0] > 1 else slice(None)
-            ct, ci = track_context(kind[cm], arg[cm])
-            ev["ctx_type"][cm] = ct
-            ev["ctx_id"][cm] = ci
+        del m, kid, p0, p1, p2, nv, ret
+        streams[si] = None  # type: ignore[call-overload]  # free the raw columns early
+        del r
+        cores = np.unique(core) if core is not None else np.zeros(1, np.uint8)
+        if cores.shape[0] > 1:
+            for c in cores.tolist():
+                cm = np.flatnonzero(core == c)
+                ct, ci = track_context(kind[cm], arg[cm])
+                ev["ctx_type"][cm] = ct
+                ev["ctx_id"][cm] = ci
+        else:
+            ct, ci = track_context(kind, arg)
+            ev["ctx_type"] = ct
+            ev["ctx_id"] = ci
+        del ct, ci, kind, arg, core
         parts.append(ev)
+        del ev
 
     all_raw = [p["ts_raw"] for p in parts if p.shape[0]]
     origin = int(min(int(x.min()) for x in all_raw)) if all_raw else 0
+    del all_raw
     for p in parts:
-        fill_ts(p, tick_hz, origin)
+        _fill_ts_chunked(p, tick_hz, origin)
     events = concat_events(parts) if len(parts) > 1 else (parts[0] if parts else empty_events(0))
+    del parts
 
+    # ids >= 24 that no table names (system id 30, OS ids missing from the description, ids
+    # below the first module offset when there is no description): one NOTICE per id.
+    mod_offs = [m["evt_off"] for i in infos for m in i.modules]
+    first_mod = min(mod_offs) if mod_offs else None
+    unknown: dict[int, int] = {}
+    for sm in stream_meta.values():
+        for k, c in sm["counts_by_id"].items():
+            i = int(k)
+            known = i < 24 or i in (24, 25, 26, 27, 28, 29, 31) or \
+                (table is not None and i in table.events) or (first_mod is not None and i >= first_mod)
+            if not known:
+                unknown[i] = unknown.get(i, 0) + c
+    for i, c in sorted(unknown.items()):
+        diags.append(diagnostic("SV_UNKNOWN_ID", 0, f"event id {i} has no name in "
+                                f"{table.name if table else 'any description'}; kept as src_id {i}",
+                                count=c))
     ovf_rows = events["kind"] == K.OVERFLOW
     if ovf_rows.any():
         drops = events["value"][ovf_rows]

@@ -45,7 +45,7 @@ def read_raw(path: str | Path, *, timer: str = "auto", on_corrupt: str = "raise"
 
 
 def read_tracex(path: str | Path, *, tick_hz: int | None = None, timer: str = "auto",
-                on_corrupt: str = "raise") -> Trace:
+                on_corrupt: str = "raise", switches: bool = False) -> Trace:
     """Read a ThreadX trace buffer (``.trx``) into a :class:`~trace_parsers.model.Trace`.
 
     Parameters
@@ -58,6 +58,10 @@ def read_tracex(path: str | Path, *, tick_hz: int | None = None, timer: str = "a
         of the timestamp source.
     on_corrupt : ``"raise"``, ``"warn"`` or ``"skip"`` for a truncated event area (every
         complete event is kept unless ``"raise"``).
+    switches : add TraceX-style TASK_SWITCH_IN rows (one per context switch TraceX counts, from
+        its next-context model: :func:`.stats.with_switch_events`).  Off by default, so the events
+        map 1:1 onto the recorded records (``meta.extra["tracex_raw"]``); with it, the recorded
+        rows are those whose kind is not TASK_SWITCH_IN.
     """
     if tick_hz is not None and (not isinstance(tick_hz, (int,)) or isinstance(tick_hz, bool) or tick_hz <= 0):
         raise ValueError(f"Invalid value for the 'tick_hz' parameter: expected a positive integer, "
@@ -74,4 +78,8 @@ def read_tracex(path: str | Path, *, tick_hz: int | None = None, timer: str = "a
     finally:
         hasher.join()
     trace.meta = trace.meta.replace(source_sha256=digest.hexdigest())
+    if switches:
+        from .stats import with_switch_events
+
+        trace = with_switch_events(trace)
     return trace

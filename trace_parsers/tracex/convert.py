@@ -14,13 +14,14 @@ thread address                          TASK, dense index into ``Trace.tasks`` (
 =====================================  =========================================================
 
 ``kind``: THREAD_RESUME -> TASK_READY and THREAD_SUSPEND -> TASK_BLOCK (``target_id`` = task of
-info word 1), ISR_ENTER/EXIT -> ISR_ENTER/ISR_EXIT, RUNNING (6, written by ``tx_trace_enable``) ->
-TASK_SWITCH_IN, TIME_SLICE -> OTHER, ThreadX/FileX/NetX Duo/USBX services -> API_CALL, user
+info word 1), ISR_ENTER/EXIT -> ISR_ENTER/ISR_EXIT, RUNNING (6, written only by ``tx_trace_enable``) ->
+TRACE_START, TIME_SLICE -> OTHER, ThreadX/FileX/NetX Duo/USBX services -> API_CALL, user
 events (>= 4096) -> USER except the crosstrace sites ``4096 + site id`` -> MARK (``marker`` = site
 id), unnamed ids -> OTHER (``TRX_UNKNOWN_ID``).  ``src_id`` = event id (low 16 bits), ``core`` =
 bits 24..31 of the raw id (SMP), ``value`` = info word 1, ``src_offset`` = file offset of the
 32-byte record.  ThreadX records no context-switch event: TraceX-style TASK_SWITCH_IN rows are
-produced by the derived view, :func:`trace_parsers.tracex.stats.with_switch_events`.
+produced by the derived view, :func:`trace_parsers.tracex.stats.with_switch_events`
+(``read_tracex(..., switches=True)``); they are the only TASK_SWITCH_IN rows of a TraceX trace.
 
 ``ts_raw`` = the masked timestamps unrolled into a count-up uint64 (down-counters are complemented,
 ``mask - t``), so ``ts_raw - ts_raw[0]`` equals TraceX's relative time; ``ts`` is in ns when
@@ -58,7 +59,7 @@ def _kind_table() -> np.ndarray:
     lut[fmt.TX_TRACE_ISR_ENTER] = EventKind.ISR_ENTER
     lut[fmt.TX_TRACE_ISR_EXIT] = EventKind.ISR_EXIT
     lut[fmt.TX_TRACE_TIME_SLICE] = EventKind.OTHER
-    lut[fmt.TX_TRACE_RUNNING] = EventKind.TASK_SWITCH_IN
+    lut[fmt.TX_TRACE_RUNNING] = EventKind.TRACE_START  # only tx_trace_enable() writes it
     for site in fmt.CT_SITES:
         lut[fmt.TX_TRACE_USER_EVENT_START + site] = EventKind.MARK
     return lut
@@ -155,7 +156,6 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
         e = min(n, s + CHUNK)
         w = raw.chunk(s, e)
         ctx, eid_raw, info1 = w[:, 0], w[:, 2], w[:, 4]
-        threads.add_unknown(ctx)
         out = ev[s:e]
         eid = eid_raw & np.uint32(0xFFFF)
         out["src_id"] = eid
@@ -176,6 +176,9 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
         ctype[ctx == 0] = CtxType.NONE
         out["ctx_type"] = ctype
         ctx_id = threads.lookup(ctx)
+        if (ctx_id < 0).any():  # thread pointers missing from the registry: "Un-named Thread" rows
+            threads.add_unknown(ctx)
+            ctx_id = threads.lookup(ctx)
         edge = is_isr & ((eid == fmt.TX_TRACE_ISR_ENTER) | (eid == fmt.TX_TRACE_ISR_EXIT))
         if edge.any():
             i2 = w[edge, 5]
@@ -207,11 +210,16 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
             nt = len(threads.addrs)
             if core_hist.size < nt * 256:
                 core_hist = np.concatenate([core_hist, np.zeros(nt * 256 - core_hist.size, np.int64)])
-            core_hist += np.bincount(tids.astype(np.int64) * 256 + core[task], minlength=nt * 256)
-            prio = w[task, 1]
-            for t in np.unique(tids).tolist():
+            if core.max():
+                core_hist += np.bincount(tids.astype(np.int64) * 256 + core[task], minlength=nt * 256)
+                present = np.flatnonzero(core_hist.reshape(nt, 256).any(axis=1))
+            else:
+                counts = np.bincount(tids, minlength=nt)
+                core_hist.reshape(nt, 256)[:, 0] += counts
+                present = np.flatnonzero(counts)
+            for t in present.tolist():
                 if t not in first_prio:
-                    first_prio[t] = int(prio[np.argmax(tids == t)] & 0x3FF)
+                    first_prio[t] = int(w[task, 1][np.argmax(tids == t)] & 0x3FF)
         if tick_hz:
             out["ts"] = ticks_to_ns(raw.relative_ticks[s:e], tick_hz)
         else:

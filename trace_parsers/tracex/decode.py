@@ -22,7 +22,6 @@ Layout rules (``specs/tracex.md`` §1-§7):
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,7 @@ from ..model import Diagnostic, Severity
 from . import format as fmt
 from . import hexfmt
 
-_PRINTABLE = frozenset(string.printable.encode()) - frozenset(b"\t\n\r\x0b\x0c")
+_PRINTABLE = frozenset(range(0x20, 0x7F))  #: TraceX: a name must start with 0x20..0x7E
 
 
 @dataclass(frozen=True)
@@ -342,29 +341,34 @@ def _objects(reg: np.ndarray) -> list[TrxObject]:
 
 def _timestamps(raw: RawTrace, k: int, timer: str) -> None:
     mask = np.uint32(raw.header["timer_valid_mask"])
-    ts = raw.column(3) & mask
+    ts = raw.column(3)
+    ts &= mask
     raw.ts_masked = ts
     n = ts.shape[0]
+    t = ts.astype(np.int64)
+    d = np.diff(t)  # d[p] = t[p + 1] - t[p], chronological
     if timer == "auto":
-        # TraceX's majority vote, bug for bug: consecutive slots in *slot* order, skipping the
-        # first two entries of each portion it reads (index j <= 1 at slot 0/1 and at cur/cur+1).
-        s = raw.slots[:k, 3].astype(np.uint32) & mask
-        if s.shape[0] > 2:
-            later, earlier = s[1:], s[:-1]
-            keep = np.ones(s.shape[0] - 1, dtype=bool)
-            keep[0] = False  # slot 1
-            if raw.wrapped:
-                for skip in (raw.current_index, raw.current_index + 1):
-                    if 1 <= skip < s.shape[0]:
-                        keep[skip - 1] = False
-            inc = int(np.count_nonzero((later > earlier) & keep))
-            dec = int(np.count_nonzero((later < earlier) & keep))
-        else:
-            inc = dec = 0
+        # TraceX's majority vote, bug for bug: consecutive slots in *slot* order, skipping the first
+        # two entries of each portion it reads (index j <= 1: slots 0 and 1, and cur and cur + 1).
+        # In chronological order that drops the pairs ending at slots 1 and cur + 1 and the pair
+        # from slot k - 1 to slot 0 (not adjacent in slot order).
+        keep = np.ones(d.shape[0], dtype=bool)
+        first = raw.current_index if raw.wrapped else 0  # slot at chronological position 0
+
+        def pair_ending_at_slot(slot: int) -> int:  # chronological index into d, or -1
+            p = slot - first if slot >= first else slot + (k - first)
+            return p - 1 if 1 <= p < n else -1
+
+        drops = {pair_ending_at_slot(1), pair_ending_at_slot(first + 1)}
+        if raw.wrapped and first > 0:
+            drops.add(pair_ending_at_slot(0))
+        for p in drops - {-1}:
+            keep[p] = False
+        inc = int(np.count_nonzero((d > 0) & keep))
+        dec = int(np.count_nonzero((d < 0) & keep))
         if inc == dec:  # TraceX would say "down"; break the tie on every chronological pair, then "up"
-            c = ts.astype(np.int64)
-            inc = int(np.count_nonzero(c[1:] > c[:-1]))
-            dec = int(np.count_nonzero(c[1:] < c[:-1]))
+            inc = int(np.count_nonzero(d > 0))
+            dec = int(np.count_nonzero(d < 0))
             inc += inc == dec
         raw.direction = "up" if inc > dec else "down"
     else:
@@ -372,18 +376,13 @@ def _timestamps(raw: RawTrace, k: int, timer: str) -> None:
     if n == 0:
         raw.relative_ticks = np.zeros(0, np.int64)
         return
-    t = ts.astype(np.int64)
-    prev, nxt = t[:-1], t[1:]
-    m1 = np.int64(int(mask) + 1)
-    if raw.direction == "up":
-        d = nxt - prev
-    else:
-        d = prev - nxt
+    if raw.direction == "down":
+        np.negative(d, out=d)
     back = d < 0
     raw.timer_wraps = int(np.count_nonzero(back))
     if raw.timer_wraps:
-        d[back] += m1
-    rel = np.empty(n, dtype=np.int64)
+        d[back] += np.int64(int(mask) + 1)
+    rel = t  # reuse the buffer: rel[0] = 0, rel[1:] = cumsum(d)
     rel[0] = 0
     np.cumsum(d, out=rel[1:])
     raw.relative_ticks = rel

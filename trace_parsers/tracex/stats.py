@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import VALUE_NULL, CtxType, EventKind, Trace, empty_events, sort_events
+from ..model import VALUE_NULL, CtxType, EventKind, Task, Trace, empty_events, sort_events
 from . import format as fmt
 from .convert import lookup
 from .decode import RawTrace
@@ -185,16 +185,19 @@ def _objects(raw: RawTrace, ctx: np.ndarray) -> tuple[list[int], list[int], list
     first: dict[int, int] = {}
     for i, a in enumerate(addrs):
         first.setdefault(a, i)
+    ok = np.array(sorted(a for a, i in first.items() if types[i] == fmt.TX_TRACE_OBJECT_TYPE_THREAD),
+                  dtype=np.int64)
     c = ctx[(ctx != ISR) & (ctx != INIT)]
+    if ok.size:
+        pos = np.minimum(np.searchsorted(ok, c), ok.size - 1)
+        c = c[ok[pos] != c]
     if c.size:
         uniq, pos = np.unique(c, return_index=True)
         for a in uniq[np.argsort(pos)].tolist():
-            fo = first.get(int(a))
-            if fo is None or types[fo] != fmt.TX_TRACE_OBJECT_TYPE_THREAD:
-                threads.append(len(addrs))
-                addrs.append(int(a))
-                types.append(fmt.TX_TRACE_OBJECT_TYPE_THREAD)
-                names.append("Un-named Thread")
+            threads.append(len(addrs))
+            addrs.append(int(a))
+            types.append(fmt.TX_TRACE_OBJECT_TYPE_THREAD)
+            names.append("Un-named Thread")
     return addrs, types, names, threads
 
 
@@ -360,7 +363,12 @@ def _fake_priority(i: int, c: int, ctx: np.ndarray, eid: np.ndarray, prio: np.nd
 
 
 def _priority_inversions(v: TraceXView) -> None:
-    """TraceX's ``tml_calculate_priority_inversions`` (deterministic / undeterministic windows)."""
+    """TraceX's ``tml_calculate_priority_inversions`` (deterministic / undeterministic windows).
+
+    TraceX walks every event keeping each object's latest priority; here only the events that can
+    matter are visited: candidate window starts (MUTEX_GET that suspends on an owned mutex) and the
+    events inside open windows; an object's priority at an event is looked up when needed.
+    """
     n = len(v)
     ctx, eid, i1, i3 = v.context, v.event_id, v.info[:, 0], v.info[:, 2]
     prio = np.where(ctx == ISR, v.priority, v.priority & 0x7FF)
@@ -368,46 +376,53 @@ def _priority_inversions(v: TraceXView) -> None:
     bpi = np.zeros(n, np.int64)
     v.priority_inversion, v.bad_priority_inversion = pi, bpi
     thr = ctx < INIT
-    if not thr.any():
+    cand = np.flatnonzero(thr & (eid == fmt.TX_TRACE_MUTEX_GET) & (i3 != 0) & (i3 != ctx))
+    if not cand.size:
         return
-    oidx = lookup(v.object_addresses, ctx.astype(np.uint32)).astype(np.int64)
-    oidx[oidx < 0] = 0  # tml_object_by_address_find leaves index 0 when not found
-    n_obj = max(1, len(v.object_addresses))
-    thread_array = np.full(n_obj, 0xFFFF, dtype=np.int64)
-    ti = np.flatnonzero(thr)
-    uo, first = np.unique(oidx[ti], return_index=True)
-    thread_array[uo] = prio[ti[first]]
-    # per-object sorted event positions, to know an object's priority at any event index
-    order = np.lexsort((ti, oidx[ti]))
-    pos_sorted, obj_sorted = ti[order], oidx[ti][order]
-    starts = np.searchsorted(obj_sorted, np.arange(n_obj + 1))
+    addrs = v.object_addresses
+    first_obj: dict[int, int] = {}
+    for k, a in enumerate(addrs):
+        first_obj.setdefault(a, k)
+    known = np.array(sorted(first_obj), dtype=np.int64)
+
+    def key(addr: int) -> int:  # tml_object_by_address_find: index 0 when not found
+        return first_obj.get(int(addr), 0)
+
+    def is_key(c: np.ndarray, o: int) -> np.ndarray:
+        """Thread-context rows whose context resolves to object ``o``."""
+        if o == 0:
+            pos = np.minimum(np.searchsorted(known, c), max(known.size - 1, 0))
+            unknown = (known[pos] != c) if known.size else np.ones(c.shape, bool)
+            return (c < INIT) & ((c == (addrs[0] if addrs else -1)) | unknown)
+        return (c < INIT) & (c == addrs[o]) & (first_obj.get(addrs[o]) == o)
 
     def prio_at(o: int, i: int) -> int:
-        a, b = starts[o], starts[o + 1]
-        k = np.searchsorted(pos_sorted[a:b], i, side="right")
-        return int(prio[pos_sorted[a + k - 1]]) if k else int(thread_array[o])
-
-    m_idx = lookup(v.object_addresses, i1.astype(np.uint32)).astype(np.int64)
-    m_idx[m_idx < 0] = 0
-    cand = np.flatnonzero(thr & (eid == fmt.TX_TRACE_MUTEX_GET) & (i3 != 0) & (i3 != ctx))
-    inv: dict[int, tuple[int, int, int]] = {}  # mutex index -> (blocked addr, blocked prio, owner)
-    inversions = bad = 0
-    start_index = 0
+        """Latest priority of object ``o`` at event ``i`` (else its first-ever, else 0xFFFF)."""
+        hi, step = i + 1, 256
+        while hi > 0:
+            lo = max(0, hi - step)
+            nz = np.flatnonzero(is_key(ctx[lo:hi], o))
+            if nz.size:
+                return int(prio[lo + int(nz[-1])])
+            hi, step = lo, step * 4
+        j = _scan(lambda lo, hi: is_key(ctx[lo:hi], o), i + 1, n)
+        return int(prio[j]) if j < n else 0xFFFF
 
     def first_ctx(k: int, target: int) -> int:
-        hit = np.flatnonzero(ctx[k:] == target)
-        return k + int(hit[0]) if hit.size else -1
+        j = _scan(lambda lo, hi: ctx[lo:hi] == target, k, n)
+        return j if j < n else -1
 
-    i = int(cand[0]) if cand.size else n
+    inv: dict[int, tuple[int, int, int]] = {}  # mutex object -> (blocked addr, blocked prio, owner)
+    inversions = bad = 0
+    start_index = 0
+    i = int(cand[0])
     while i < n:
         if not thr[i]:
             i += 1
             continue
-        c, e, p, mi = int(ctx[i]), int(eid[i]), int(prio[i]), int(m_idx[i])
+        c, e, p, mi = int(ctx[i]), int(eid[i]), int(prio[i]), key(i1[i])
         if e == fmt.TX_TRACE_MUTEX_GET and i3[i] and i3[i] != c:
-            j = int(lookup(v.object_addresses, np.array([i3[i]], np.uint32))[0])
-            j = max(j, 0)
-            owner_prio = prio_at(j, i) if j != int(oidx[i]) else p
+            owner_prio = prio_at(key(i3[i]), i)
             if owner_prio != 0xFFFF and p < owner_prio and mi not in inv:
                 inversions += 1
                 inv[mi] = (c, p, int(i3[i]))
@@ -426,9 +441,21 @@ def _priority_inversions(v: TraceXView) -> None:
                 k = first_ctx(i, blocked)
                 bad += 1
                 del inv[m]
-                bpi[start_index] = k if k >= 0 else i
+                bpi[start_index] = k if k >= 0 else i  # TraceX keeps one start index for all windows
         i = _advance(i, inv, cand, n)
     v.priority_inversions, v.bad_priority_inversions = inversions, bad
+
+
+def _scan(match, start: int, n: int) -> int:
+    """First j >= start where ``match(lo, hi)`` (a bool mask of [lo, hi)) is true; n if none."""
+    step = 256
+    while start < n:
+        hi = min(n, start + step)
+        nz = np.flatnonzero(match(start, hi))
+        if nz.size:
+            return start + int(nz[0])
+        start, step = hi, step * 4
+    return n
 
 
 def _advance(i: int, inv: dict, cand: np.ndarray, n: int) -> int:
@@ -508,23 +535,19 @@ def tracex_statistics(src: RawTrace | Trace | TraceXView) -> TraceXStatistics:
     threads = []
     idle = int(d[owner == 0].sum()) if n > 1 else 0
     intr = int(d[owner == ISR].sum()) if n > 1 else 0
-    if n > 1:
-        keys, inv_idx = np.unique(owner, return_inverse=True)
-        sums = np.zeros(keys.size, np.int64)
-        np.add.at(sums, inv_idx, d)
-        per = dict(zip(keys.tolist(), sums.tolist()))
-    else:
-        per = {}
-    ek, ec = np.unique(ctx[v.source >= 0], return_counts=True)
-    ev_count = dict(zip(ek.tolist(), ec.tolist()))
+    addr_set = sorted({v.object_addresses[t] for t in v.thread_objects})
+    per = {a: int(d[owner == a].sum()) for a in addr_set} if n > 1 else {}
+    recorded = ctx[v.source >= 0]
+    ev_count = {a: int(np.count_nonzero(recorded == a)) for a in addr_set}
     for t in v.thread_objects:
         a = v.object_addresses[t]
         # TraceX counts a thread's events through its *first* object with that address
         first_obj = v.object_addresses.index(a)
         cnt = ev_count.get(a, 0) if first_obj == t else 0
         threads.append(ThreadExecution(a, v.object_names[t], int(per.get(a, 0)), int(cnt)))
-    ids, counts = np.unique(eid, return_counts=True)
-    pop = sorted(zip(ids.tolist(), counts.tolist()), key=lambda p: (-p[1], p[0]))
+    hist = np.bincount(eid, minlength=1) if n else np.zeros(0, np.int64)
+    ids = np.flatnonzero(hist)
+    pop = sorted(zip(ids.tolist(), hist[ids].tolist()), key=lambda p: (-p[1], p[0]))
     return TraceXStatistics(
         total_events=n, fake_running=v.fake_running, max_relative_ticks=int(rel[-1]) if n else 0,
         context_switches=switches, thread_preemptions=preempt, time_slices=slices,
@@ -540,7 +563,8 @@ def with_switch_events(trace: Trace, view: TraceXView | None = None) -> Trace:
 
     The row follows the event whose next context starts the switch (same ``ts``, stable order):
     ``ctx_type`` TASK with the new thread's ``ctx_id``, or IDLE (``ctx_id`` -1) when the next
-    context is idle; ``src_id`` 6 (TX_TRACE_RUNNING), ``src_offset`` of that event.
+    context is idle; ``src_id`` 6 (TX_TRACE_RUNNING), ``src_offset`` of that event.  A next thread
+    that never ran in the trace (e.g. a RESUME's info word 4) gets an "Un-named Thread" task row.
     """
     _raw_of(trace)  # only traces from read_tracex map 1:1 onto the view's recorded rows
     v = view or tracex_view(trace)
@@ -562,7 +586,13 @@ def with_switch_events(trace: Trace, view: TraceXView | None = None) -> Trace:
     add["kind"] = EventKind.TASK_SWITCH_IN
     add["src_id"] = RUNNING
     target = nxt[idx]
-    addrs = [t.native_handle for t in trace.tasks]
+    tasks = list(trace.tasks)
+    addrs = [t.native_handle for t in tasks]
+    for a in np.unique(target[target != 0]).tolist():  # a next thread never seen running
+        if int(a) not in addrs:
+            tasks.append(Task(ctx_id=len(tasks), name=f"Un-named Thread 0x{int(a):08X}",
+                              native_handle=int(a)))
+            addrs.append(int(a))
     tid = lookup(addrs, target.astype(np.uint32))
     add["ctx_type"] = np.where(target == 0, CtxType.IDLE, CtxType.TASK)
     add["ctx_id"] = np.where(target == 0, -1, tid)
@@ -570,6 +600,6 @@ def with_switch_events(trace: Trace, view: TraceXView | None = None) -> Trace:
     # insert after their anchor rows, keeping source order (stable by position)
     pos = np.concatenate([np.arange(len(trace)) * 2, src_rows * 2 + 1])
     allev = np.concatenate([trace.events, add])[np.argsort(pos, kind="stable")]
-    return Trace(sort_events(allev), trace.meta, tasks=trace.tasks, isrs=trace.isrs,
+    return Trace(sort_events(allev), trace.meta, tasks=tasks, isrs=trace.isrs,
                  markers=trace.markers, channels=trace.channels, diagnostics=trace.diagnostics,
                  strings=trace.strings)

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._edges import ChannelEdges, build_edge_trace, changes_to_edges
-from ..errors import (TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt,
-                      validate_on_corrupt)
+from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
 _UNIT_HZ = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9, "ps": 10**12, "fs": 10**15}
@@ -206,11 +205,11 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
         scale_num, scale_den = rate, tick_hz
     chans = []
     for v in allvars:
-        t = np.asarray(v.times, dtype=np.int64)
+        tv = np.asarray(v.times, dtype=np.int64)
         if scale_num != scale_den:
-            t = (t * scale_num + scale_den // 2) // scale_den
-        init, e = changes_to_edges(t, np.asarray(v.levels, dtype=np.int8))
-        chans.append(ChannelEdges(v.index, v.name, init, e))
+            tv = (tv * scale_num + scale_den // 2) // scale_den
+        init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
+        chans.append(ChannelEdges(v.index, v.name, init, ev))
     total = last_time
     if scale_num != scale_den:
         total = (total * scale_num + scale_den // 2) // scale_den

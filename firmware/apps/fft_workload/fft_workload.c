@@ -84,10 +84,8 @@ static void uart_task(void *arg)
             for (const char *c = k2; *c; ++c) line[n++] = *c;
             n += ct_fmt_u32(line + n, sizeof line - n, m.w[1] * SAMPLE_HZ / CT_FFT_N);
             line[n] = '\0';
-            uint32_t st = ct_irq_save();
-            ct_puts(line);
+            ct_puts(line); /* blocking UART output: this task is the UART */
             ct_puts("\r\n");
-            ct_irq_restore(st);
         }
         wrong += (m.w[1] != CT_FFT_TONE_BIN);
     }

@@ -16,6 +16,9 @@
 #ifndef CT_TX_EXEC_PIN
 #define CT_TX_EXEC_PIN (-1)
 #endif
+#ifndef CT_TX_TRACE_FILTER
+#define CT_TX_TRACE_FILTER 0 /* tx_trace_event_filter() mask: ThreadX event groups not recorded */
+#endif
 #define CT_TX_TRACE_REGISTRY 24u         /* tasks + timer thread + semaphores + queues, with room */
 #define CT_TX_DEFAULT_STACK_WORDS 512u
 #define CT_TX_QUEUE_DEPTH_MAX 16u
@@ -129,7 +132,12 @@ VOID tx_application_define(VOID *first_unused_memory)
     ct_tx_trace_size = size;
     free_ptr += size;
     trace_enable_status = size ? tx_trace_enable(ct_tx_trace_buf, size, CT_TX_TRACE_REGISTRY) : TX_SIZE_ERROR;
-    if (trace_enable_status == TX_SUCCESS) (void)tx_trace_buffer_full_notify(trace_full);
+    if (trace_enable_status == TX_SUCCESS) {
+        (void)tx_trace_buffer_full_notify(trace_full);
+#if CT_TX_TRACE_FILTER != 0
+        (void)tx_trace_event_filter((ULONG)CT_TX_TRACE_FILTER & ~(ULONG)TX_TRACE_USER_EVENTS); /* keep sites */
+#endif
+    }
 #endif
 }
 

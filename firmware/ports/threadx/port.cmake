@@ -2,9 +2,11 @@
 # Port options (-D<name>=<value>, recorded in the image configuration):
 #   CT_TX_TRACE_BYTES  TraceX buffer size in bytes (CT_TRACE=1); 0 (default) = all RAM left after the stacks
 #   CT_TX_EXEC_PIN     GPIOG pin driven by the execution-change hooks (high while a thread runs), -1 = off
+#   CT_TX_TRACE_FILTER tx_trace_event_filter() mask of ThreadX event groups not to record (e.g. 0x40 =
+#                      queue services), 0 = record everything; user events (the sites) are always kept
 include("${CMAKE_CURRENT_LIST_DIR}/threadx.cmake")
 
-foreach(kv "CT_TX_TRACE_BYTES=0" "CT_TX_EXEC_PIN=-1")
+foreach(kv "CT_TX_TRACE_BYTES=0" "CT_TX_EXEC_PIN=-1" "CT_TX_TRACE_FILTER=0")
   string(REPLACE "=" ";" kvl "${kv}")
   list(GET kvl 0 name)
   list(GET kvl 1 default)

@@ -117,7 +117,8 @@ static void on_store(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
     }
 }
 
-/* Rt of a Thumb store that writes one register, or -1 (qemu-lab.md section 4.2 encoding table). */
+/* Rt of a Thumb store that writes one register to a non-stack address, or -1 (qemu-lab.md section 4.2
+ * encoding table, minus the SP-based forms, which cannot address a peripheral). */
 static int store_rt(const uint8_t *p, size_t n)
 {
     if (n < 2) {
@@ -129,17 +130,15 @@ static int store_rt(const uint8_t *p, size_t n)
         if (top5 == 0x6000 || top5 == 0x7000 || top5 == 0x8000) {
             return h & 7; /* STR/STRB/STRH imm5 */
         }
-        if (top5 == 0x9000) {
-            return (h >> 8) & 7; /* STR SP-relative */
-        }
+        /* 0x9000 STR SP-relative: always the stack, never a peripheral: not instrumented */
         uint16_t op = h & 0xFE00;
         if (op == 0x5000 || op == 0x5200 || op == 0x5400) {
             return h & 7; /* STR/STRH/STRB register */
         }
         return -1;
     }
-    if (n == 4 && (h & 0xFF00) == 0xF800 && (h & 0x0010) == 0) {
-        uint16_t h2 = (uint16_t)(p[2] | (p[3] << 8));
+    if (n == 4 && (h & 0xFF00) == 0xF800 && (h & 0x0010) == 0 && (h & 0xF) != 13) {
+        uint16_t h2 = (uint16_t)(p[2] | (p[3] << 8)); /* (Rn = SP: stack, skipped) */
         return (h2 >> 12) & 0xF; /* STR{,B,H}{.W} imm/reg */
     }
     return -1;

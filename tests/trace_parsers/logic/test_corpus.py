@@ -46,7 +46,8 @@ def test_detected_by_content(facts: dict, name: str) -> None:
 
 def _channel_edges(tr, index: int) -> np.ndarray:
     ev = tr.events
-    sel = ((ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)) & (ev["marker"] == index)
+    is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
+    sel = is_edge & (ev["marker"] == index)
     return ev[sel]
 
 
@@ -57,16 +58,19 @@ def test_edges_match_facts(facts: dict, name: str) -> None:
     assert tr.meta.tick_hz == f["samplerate_hz"]
     assert tr.meta.clock_domain == "la_samples"
     assert tr.meta.extra["total_samples"] == f["total_samples"] == f["vcd_end_marker_samples"]
-    assert tr.meta.extra["duration_ns"] == int(ticks_to_ns(np.array([f["total_samples"]]), f["samplerate_hz"])[0])
+    dur = ticks_to_ns(np.array([f["total_samples"]]), f["samplerate_hz"])[0]
+    assert tr.meta.extra["duration_ns"] == int(dur)
     assert [c.name for c in tr.channels] == list(f["channels"])
     assert np.all(np.diff(tr.events["ts"]) >= 0)
     for ch in tr.channels:
         cf = f["channels"][ch.name]
         ev = _channel_edges(tr, ch.index)
         rise = int(np.count_nonzero(ev["kind"] == EventKind.EDGE_RISE))
-        assert (ch.initial_level, rise, len(ev) - rise) == (cf["initial"], cf["rising"], cf["falling"]), ch.name
+        got = (ch.initial_level, rise, len(ev) - rise)
+        assert got == (cf["initial"], cf["rising"], cf["falling"]), ch.name
         if len(ev):
-            assert (int(ev["ts_raw"][0]), int(ev["ts_raw"][-1])) == (cf["first_edge_sample"], cf["last_edge_sample"])
+            first_last = (int(ev["ts_raw"][0]), int(ev["ts_raw"][-1]))
+            assert first_last == (cf["first_edge_sample"], cf["last_edge_sample"])
             assert int(ev["ts"][-1]) == round(cf["last_edge_s"] * 1e9) or \
                 abs(int(ev["ts"][-1]) - cf["last_edge_s"] * 1e9) < 1
             # levels alternate and value = new level; src_offset = sample index

@@ -5,8 +5,8 @@ the level toggles, plus the initial levels — the same contract as ``write_sr``
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

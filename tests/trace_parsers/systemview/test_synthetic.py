@@ -164,6 +164,20 @@ def test_long_ids_and_unknown_ids_kept(tmp_path: Path) -> None:
     assert tr.events["src_id"].tolist()[-4:] == [20000, 30, 23, 3]
     assert tr.events["kind"].tolist()[-4:] == [EventKind.USER, EventKind.OTHER, EventKind.OTHER,
                                                 EventKind.ISR_EXIT]
+    unknown = {d.message.split()[2]: d.count for d in tr.diagnostics if d.code == "SV_UNKNOWN_ID"}
+    assert unknown == {"30": 1, "20000": 1}
+    assert all(d.severity == Severity.NOTICE for d in tr.diagnostics)
+
+
+def test_stack_info_and_resources(tmp_path: Path) -> None:
+    enc = Encoder()
+    _base(enc)
+    enc.fixed(21, 20, 0x100, 0x20001000, 1024, 200)
+    enc.long(25, 21, enc.vals(0x300) + b"\x04qbuf")
+    tr = read_systemview(_write(tmp_path, enc.bytes()))
+    sm = tr.meta.extra["streams"]["Core0"]
+    assert sm["stack_info"] == {"0x100": {"base": 0x20001000, "size": 1024, "usage": 200}}
+    assert sm["name_resource"] == {"0x300": "qbuf"}
 
 
 def test_post_mortem_blocks_do_not_reset_time(tmp_path: Path) -> None:

@@ -129,5 +129,10 @@ def test_with_switch_events_adds_task_switch_in_rows():
     # each switch row directly follows the event it belongs to
     k = np.flatnonzero(tr2.events["kind"] == EventKind.TASK_SWITCH_IN)
     assert np.array_equal(tr2.events["src_offset"][k], tr2.events["src_offset"][k - 1])
+    # the reader option gives the same rows; recorded rows stay those that are not switch rows
+    tr3 = read_tracex_bytes(scenario(), tick_hz=1000, switches=True)
+    assert np.array_equal(tr3.events, tr2.events)
+    rec = tr3.events[tr3.events["kind"] != EventKind.TASK_SWITCH_IN]
+    assert np.array_equal(rec, tr.events)
     with pytest.raises(TypeError):
         with_switch_events(tr.select(np.ones(len(tr), bool)).__class__(tr.events, tr.meta.replace(extra={})))

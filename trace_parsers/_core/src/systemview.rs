@@ -256,6 +256,18 @@ impl<'d> Decoder<'d> {
             .min(cols.p0.len())
             .min(cols.p1.len())
             .min(cols.p2.len());
+        // Re-slice every column to exactly `cap` so the `n < cap` check below covers all writes.
+        let mut cols = Columns {
+            id: &mut cols.id[..cap],
+            core: &mut cols.core[..cap],
+            nv: &mut cols.nv[..cap],
+            ts: &mut cols.ts[..cap],
+            off: &mut cols.off[..cap],
+            p0: &mut cols.p0[..cap],
+            p1: &mut cols.p1[..cap],
+            p2: &mut cols.p2[..cap],
+        };
+        let cols = &mut cols;
         let (start, end) = (self.start, self.end);
         let mut n = 0usize;
         let mut pos = start;
@@ -1016,6 +1028,31 @@ mod tests {
                 );
                 assert!(o.id.len() <= max_packets(d.len()));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// `SV_TIMING_FILE=path cargo test --release --no-default-features -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn decode_file_timing() {
+        let Ok(path) = std::env::var("SV_TIMING_FILE") else {
+            return;
+        };
+        let data = std::fs::read(path).unwrap_or_default();
+        for _ in 0..3 {
+            let t0 = std::time::Instant::now();
+            let o = super::decode_owned(&data, super::Options::default());
+            let dt = t0.elapsed().as_secs_f64();
+            println!(
+                "{} packets in {:.3} s: {:.1} M/s, {:.0} MB/s",
+                o.id.len(),
+                dt,
+                o.id.len() as f64 / dt / 1e6,
+                data.len() as f64 / dt / 1e6
+            );
         }
     }
 }

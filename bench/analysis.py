@@ -1,0 +1,123 @@
+"""Batch analysis benchmark: `crosstrace analyze` over the reference campaign.
+
+For the reference campaign (``captures/``, or ``CROSSTRACE_BENCH_CAPTURES``) and for a CPU-bound
+synthetic campaign: wall time with 1 worker, with 2 workers (process pool) and on a local Dask
+cluster with 2 workers; the speed-up of 2 workers over 1 (target >= 1.8x); whether the pool and
+Dask runs produced the serial run's campaign table. Every run ignores the cache (``force``).
+The machine's load average is reported: other jobs on the same cores cap the speed-up.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _campaigns(tmp: Path) -> list[tuple[Path, str]]:
+    """The reference campaign (or CROSSTRACE_BENCH_CAPTURES) and a synthetic CPU-bound campaign."""
+    from analyzers import _synth as S
+    from analyzers.batch import discover
+
+    out = []
+    env = os.environ.get("CROSSTRACE_BENCH_CAPTURES")
+    caps = Path(env) if env else ROOT / "captures"
+    if caps.is_dir() and discover([caps]):
+        out.append((caps, "reference campaign" if not env else str(caps)))
+    for i in range(8):
+        for rtos in ("freertos", "threadx"):
+            sc = S.ctx_switch(n=20_000, spread_ns=300, seed=i)
+            S.write_capture_folder(
+                tmp / "synth" / rtos / "ctx_switch" / f"r{i}",
+                sc,
+                rtos=rtos,
+                trace=S.to_trace(sc),
+                capture=S.to_capture(sc, ppm=20),
+            )
+    out.append((tmp / "synth", "synthetic campaign"))
+    return out
+
+
+def _table(out: Path):
+    from analyzers.batch import load_campaign
+
+    df = load_campaign(out)["campaign"]
+    return df.sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+
+
+def _bench(src: Path, what: str, tmp: Path) -> list[dict]:
+    from analyzers.batch import analyze_dirs
+
+    times = {}
+    n = 0
+    for name, workers, sched in (
+        ("serial", 1, "serial"),
+        ("pool2", 2, "processes"),
+        ("dask2", 2, "dask-local"),
+    ):
+        t0 = time.perf_counter()
+        man = analyze_dirs([src], tmp / name, workers=workers, scheduler=sched, force=True, quiet=True)
+        times[name] = time.perf_counter() - t0
+        n = len(man["captures"])
+    rows = [
+        {
+            "name": f"{what}: 1 worker",
+            "value": round(times["serial"], 2),
+            "unit": "s",
+            "note": f"{n} captures",
+        },
+        {"name": f"{what}: 2 workers (process pool)", "value": round(times["pool2"], 2), "unit": "s"},
+        {
+            "name": f"{what}: speed-up 2 workers over 1",
+            "value": round(times["serial"] / times["pool2"], 2),
+            "unit": "x",
+            "ratio": times["serial"] / times["pool2"],
+            "peer": "1 worker",
+            "note": "target >= 1.8x",
+        },
+        {
+            "name": f"{what}: local Dask cluster, 2 workers",
+            "value": round(times["dask2"], 2),
+            "unit": "s",
+            "note": "includes cluster start-up",
+        },
+    ]
+    try:
+        import pandas as pd
+
+        pd.testing.assert_frame_equal(_table(tmp / "serial"), _table(tmp / "dask2"))
+        pd.testing.assert_frame_equal(_table(tmp / "serial"), _table(tmp / "pool2"))
+        same = "yes"
+    except AssertionError as e:
+        same = f"no: {str(e).splitlines()[0]}"
+    rows.append({"name": f"{what}: pool and Dask results identical to serial", "value": same, "unit": ""})
+    return rows
+
+
+def run() -> list[dict]:
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        for k, (src, what) in enumerate(_campaigns(tmp)):
+            rows += _bench(src, what, tmp / f"out{k}")
+    try:
+        load = os.getloadavg()[0]
+        rows.append(
+            {
+                "name": "load average during the run",
+                "value": round(load, 2),
+                "unit": "",
+                "note": f"{os.cpu_count()} CPUs; a busy machine caps the speed-up",
+            }
+        )
+    except OSError:  # pragma: no cover
+        pass
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for r in run():
+        print(r)
