@@ -208,8 +208,10 @@ def _open(
     from trace_parsers.errors import TraceError
 
     kw: dict[str, Any] = {}
-    if detect_format(path) == "tracex" and tick_hz:
-        kw["tick_hz"] = int(tick_hz)
+    if detect_format(path) == "tracex":
+        kw["switches"] = True  # TraceX records no switch event: derive TASK_SWITCH_IN rows as TraceX does
+        if tick_hz:
+            kw["tick_hz"] = int(tick_hz)
     try:
         return open_trace(path, on_corrupt=on_corrupt, **kw)
     except TraceError as e:

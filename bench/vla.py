@@ -2,8 +2,9 @@
 without the plugin, and the host converter's speed (edge log -> .sr).
 
 The workload is the most store-heavy image available: a built fft_workload / ctx_switch image in
-``$FW_BUILD`` or firmware/build[/capture] (any RTOS), else the bare-metal isr_latency image, else the tests' bare-metal probe built
-on the fly. Each configuration runs ``VLA_BENCH_REPS`` times (default 5), median wall time reported.
+``$FW_BUILD`` or firmware/build[/capture] (any RTOS), else the bare-metal isr_latency image, else the
+tests' bare-metal probe built on the fly. Each configuration runs ``VLA_BENCH_REPS`` times (default 5);
+the median wall time is reported.
 """
 
 from __future__ import annotations

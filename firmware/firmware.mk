@@ -63,13 +63,14 @@ qemu-run:
 	  timeout $(QEMU_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel ct.elf | tee uart.log
 
 SMOKE_DIR ?= $(FW_BUILD)/qemu_netduinoplus2
-.PHONY: qemu-smoke ## boot every built qemu_netduinoplus2 image (SMOKE_DIR) and check its CT_DONE sentinel
+SMOKE_REPEAT ?= 1
+.PHONY: qemu-smoke ## boot every built QEMU image (SMOKE_DIR) and check CT_DONE; SMOKE_REPEAT=2 checks determinism
 qemu-smoke:
-	$(PY) -m tests.firmware.qemu_smoke $(SMOKE_DIR)
+	$(PY) -m tests.firmware.qemu_smoke --repeat $(SMOKE_REPEAT) $(SMOKE_DIR)
 
 .PHONY: fw-host ## compile the RTOS-neutral firmware code with the host gcc and test it
 fw-host:
-	$(PY) -m pytest -q tests/firmware
+	$(PY) -m pytest -q tests/firmware/test_host.py tests/firmware/test_console.py tests/firmware/test_elfconfig.py
 
 .PHONY: fw-ci ## CI: bare-metal images for both boards, boot the QEMU one to its sentinel, host tests
 fw-ci:

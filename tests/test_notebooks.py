@@ -96,6 +96,9 @@ def _execute(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: P
     monkeypatch.setenv("CROSSTRACE_ROOT", str(ROOT))
     monkeypatch.setenv("CROSSTRACE_OUT", str(out))
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    # keep the kernel's connection file and IPython profile out of $HOME (read-only in some CI runners)
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "jupyter-runtime"))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     for k, v in (env or {}).items():
         monkeypatch.setenv(k, v)
     nb = nbformat.read(copy, as_version=4)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import Channel, Diagnostic, EventKind, Trace, TraceMeta, empty_events, ticks_to_ns
+from .model import EVENT_DTYPE, Channel, CtxType, Diagnostic, EventKind, Trace, TraceMeta, ticks_to_ns
 
 #: word dtype for a unitsize (odd sizes are widened to the next power of two)
 _WORD = {1: "<u1", 2: "<u2", 3: "<u4", 4: "<u4", 5: "<u8", 6: "<u8", 7: "<u8", 8: "<u8"}
@@ -258,6 +258,20 @@ def changes_to_edges(ticks: np.ndarray, levels: np.ndarray) -> tuple[int, np.nda
     return int(levels[0]), ticks[ch]
 
 
+def rescale_ticks(ticks: np.ndarray, num: int, den: int) -> np.ndarray:
+    """``round(ticks * num / den)`` exactly (half up), without int64 overflow of the product.
+
+    >>> rescale_ticks(np.array([0, 1, 2, 3, 2**62]), 1, 2).tolist()
+    [0, 1, 1, 2, 2305843009213693952]
+    """
+    t = np.asarray(ticks, dtype=np.int64)
+    num, den = int(num), int(den)
+    q, r = np.divmod(t, den)
+    if den * num < (1 << 62):
+        return q * num + (r * num + den // 2) // den
+    return q * num + np.array([(int(x) * num + den // 2) // den for x in r.tolist()], dtype=np.int64)
+
+
 def signed_ticks_to_ns(ticks: np.ndarray, tick_hz: int) -> np.ndarray:
     """:func:`~trace_parsers.model.ticks_to_ns` for int64 ticks that may be negative."""
     t = np.asarray(ticks, dtype=np.int64)
@@ -323,7 +337,7 @@ def build_edge_trace(channels: Sequence[ChannelEdges], *, source_format: str, pa
         meta_extra["samplerate"] = None
         meta_extra["sample_period_ns"] = None
     meta_extra["total_samples"] = None if total_ticks is None else int(total_ticks)
-    if total_ticks is not None and tick_hz:
+    if total_ticks is not None and tick_hz and total_ticks >= 0:
         meta_extra["duration_ns"] = int(ticks_to_ns(np.array([total_ticks], np.uint64), tick_hz)[0])
     else:
         meta_extra["duration_ns"] = None

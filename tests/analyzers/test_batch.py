@@ -157,3 +157,30 @@ def test_folder_without_run_json_is_recognised(tmp_path):
     m = analyze_dirs([tmp_path], tmp_path / "out", scheduler="serial", quiet=True)
     (c,) = m["captures"]
     assert c["status"] == "ok" and c["verdict"] == "PASS" and c["capture"] == "loose"
+
+
+@pytest.mark.parametrize(
+    "run_json, files, code",
+    [
+        ("{not json", {}, "ValueError"),
+        ('{"schema": 1, "logic": [{"file": "logic.sr"}]}', {}, "IO_ERROR"),
+        ('{"schema": 1, "trace": {"file": "t.SVDat"}}', {"t.SVDat": b";\n" + bytes(range(256))}, None),
+        ('{"schema": 1}', {}, "ValueError"),
+    ],
+)
+def test_bad_capture_folders_fail_alone(tmp_path, run_json, files, code):
+    d = tmp_path / "c" / "bad"
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(run_json)
+    for name, data in files.items():
+        (d / name).write_bytes(data)
+    good = S.periodic(n=20)
+    S.write_capture_folder(tmp_path / "c" / "good", good, trace=S.to_trace(good), capture=S.to_capture(good))
+    m = analyze_dirs([tmp_path / "c"], tmp_path / "out", scheduler="serial", quiet=True)
+    res = {c["capture"]: c for c in m["captures"]}
+    assert res["good"]["status"] == "ok"
+    bad = res["bad"]
+    if bad["status"] == "ok":  # a reader may recover (diagnostics) instead of failing
+        assert code is None
+    else:
+        assert bad["error"] and (code is None or bad["code"] == code)

@@ -1,10 +1,11 @@
 """Boot firmware images on QEMU netduinoplus2 and check the CT_DONE sentinel (`make qemu-smoke`).
 
-    python -m tests.firmware.qemu_smoke <dir-or-elf> [...]
+    python -m tests.firmware.qemu_smoke [--repeat N] <dir-or-elf> [...]
 
 Every ``ct.elf`` under the given directories runs in its own folder (semihosting trace files land there),
 with the deterministic flags from firmware/README.md; the console goes to ``uart.log`` beside the ELF.
-Exit status 0 only if every image ended with ``CT_DONE ok=<n> fail=0`` and QEMU exited 0.
+Exit status 0 only if every image ended with ``CT_DONE ok=<n> fail=0`` and QEMU exited 0. With
+``--repeat N`` each image runs N times and its console output and trace files must be identical.
 """
 
 from __future__ import annotations
@@ -37,7 +38,17 @@ def run_image(elf: Path, timeout: float = 120.0, cwd: Path | None = None) -> tup
     return p.returncode, p.stdout.decode("utf-8", "replace")
 
 
+TRACE_FILES = ("trace.SVDat", "trace.trx")
+
+
+def _trace_bytes(folder: Path) -> dict[str, bytes]:
+    return {n: (folder / n).read_bytes() for n in TRACE_FILES if (folder / n).is_file()}
+
+
 def main(argv: list[str]) -> int:
+    repeat = 1
+    if argv[:1] == ["--repeat"]:
+        repeat, argv = int(argv[1]), argv[2:]
     elves: list[Path] = []
     for arg in argv or ["firmware/build/qemu_netduinoplus2"]:
         p = Path(arg)
@@ -51,6 +62,13 @@ def main(argv: list[str]) -> int:
         (elf.parent / "uart.log").write_text(text)
         con = parse_console(text)
         ok = rc == 0 and con.passed
+        first = _trace_bytes(elf.parent)
+        for _ in range(repeat - 1):
+            rc2, text2 = run_image(elf)
+            if (rc2, text2) != (rc, text) or _trace_bytes(elf.parent) != first:
+                print(f"      {elf.parent}: a repeated run differed (console or trace file)")
+                ok = False
+                break
         bad += not ok
         status = "ok  " if ok else "FAIL"
         done = f"ok={con.done[0]} fail={con.done[1]}" if con.done else "no CT_DONE"

@@ -153,11 +153,13 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
     out = []
     for c in chans:
         t = np.concatenate(c.times) if c.times else np.zeros(0)
-        good = np.isfinite(t) & (np.abs(t - begin) * rate < 2.0**62)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf/nan are rejected just below
+            good = np.isfinite(t) & (t >= begin) & (np.abs(t - begin) * rate < 2.0**62)
         if not np.all(good):
             bad = int(np.flatnonzero(~good)[0])
             handle_corrupt(TraceCorruptError(f"{c.name}: transition {bad} has an invalid time "
-                                             f"{t[bad]!r}", code="SALEAE_BAD_BINARY", path=str(path),
+                                             f"{t[bad]!r} (begin_time {begin!r})",
+                                             code="SALEAE_BAD_BINARY", path=str(path),
                                              offset=44 + 8 * bad), on_corrupt, diags)
             t = t[:bad]
         if np.any(np.diff(t) < 0):
@@ -182,12 +184,17 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
             diags.append(diagnostic("SALEAE_BAD_BINARY", 0, f"{c.name}: no data from {g0:.9f} s to "
                                     f"{g1:.9f} s (gap between chunks)", severity=Severity.DATA_LOSS))
     first_tick = int(round(begin * rate))
+    if abs((end - begin) * rate) >= 2.0**62 or abs(first_tick) >= 2**62:
+        raise TraceFormatError(f"the capture span ({begin!r} .. {end!r} s at {rate} Hz) does not fit "
+                               "int64 ticks", code="SALEAE_BAD_BINARY", path=str(path), offset=16)
     versions = sorted({c.version for c in chans})
     extra = {"begin_time_s": begin, "end_time_s": end, "export_versions": versions,
              "files": [str(f) for f in files],
              "gaps_ns": [(int(round(g0 * 1e9)), int(round(g1 * 1e9))) for c in chans for g0, g1 in c.gaps]}
     return build_edge_trace(out, source_format="saleae_binary", path=str(files[0]), tick_hz=rate,
-                            total_ticks=int(round((end - begin) * rate)),
+                            total_ticks=max(int(round((end - begin) * rate)),
+                                            max((int(c.edges[-1]) + 1 for c in out if len(c.edges)),
+                                                default=0)),
                             source_version=",".join(str(v) for v in versions),
                             diagnostics=diags, extra=extra, first_tick=first_tick,
                             origin_raw=-first_tick)

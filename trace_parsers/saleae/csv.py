@@ -158,7 +158,11 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
     rel = t_ns - first
     if samplerate:
         rate = int(samplerate)
-        ticks = (rel * rate + 500_000_000) // 1_000_000_000
+        if not 0 < rate < 4_000_000_000 or max(abs(int(rel[-1])), abs(first)) * rate >= 10**9 << 62:
+            raise TraceFormatError(f"samplerate={samplerate!r}: expected 1 Hz .. 4 GHz and a capture "
+                                   "span that fits int64 ticks", code="BAD_OPTION", path=p, offset=0)
+        q, r = np.divmod(rel, 1_000_000_000)  # exact without int64 overflow of rel * rate
+        ticks = q * rate + (r * rate + 500_000_000) // 1_000_000_000
         first_tick = (first * rate + 500_000_000) // 1_000_000_000
     else:
         rate = 1_000_000_000

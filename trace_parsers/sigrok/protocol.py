@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._edges import channel_edges, resolve_channel, signed_ticks_to_ns
+from .._edges import channel_edges, rescale_ticks, resolve_channel, signed_ticks_to_ns
 from ..errors import TraceError, TraceFormatError, check_option
 
 SIGROK_CLI_ENV = "CROSSTRACE_SIGROK_CLI"
@@ -79,6 +79,26 @@ class UartResult:
     def text(self) -> str:
         """``data`` as Latin-1 text (every byte maps to one character)."""
         return self.data.decode("latin-1")
+
+    def lines(self) -> list[tuple[int, str]]:
+        """Console lines as ``(ts_ns of the line's first byte, text without CR/LF)``.
+
+        A final line without a newline is included.  This is how firmware output (``CT_DONE``,
+        metric lines) printed over UART is read back from a capture.
+
+        >>> r = UartResult(b"a=1\r\nb", np.array([10, 20, 30, 40, 50]), np.zeros((5, 2), np.int64))
+        >>> r.lines()
+        [(10, 'a=1'), (50, 'b')]
+        """
+        out: list[tuple[int, str]] = []
+        begin = 0
+        for i, byte in enumerate(self.data):
+            if byte == 0x0A:
+                out.append((int(self.ts_ns[begin]), self.data[begin:i].decode("latin-1").rstrip("\r")))
+                begin = i + 1
+        if begin < len(self.data):
+            out.append((int(self.ts_ns[begin]), self.data[begin:].decode("latin-1").rstrip("\r")))
+        return out
 
 
 def sigrok_cli() -> str | None:
@@ -194,7 +214,7 @@ def _decode_rate(tick_hz: int, edges: np.ndarray, total: int, baud: int) -> tupl
     target = 1000 * baud
     if total <= 50_000_000 or tick_hz <= target:
         return tick_hz, edges, total
-    e = (edges.astype(np.int64) * target + tick_hz // 2) // tick_hz
+    e = rescale_ticks(edges, target, tick_hz)
     keep = np.ones(e.size, bool)
     if e.size > 1:  # pulses shorter than one new sample vanish (both edges dropped)
         dup = np.flatnonzero(np.diff(e) <= 0)

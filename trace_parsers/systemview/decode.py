@@ -88,6 +88,10 @@ def parse_container(data: bytes, path: str | None = None) -> Container:
     end = len(data)
     if offsets:
         offsets.sort(key=lambda t: t[1])
+        for core, off in offsets:
+            if pos + off > end:
+                raise TraceFormatError(f"expected 'Offset Core{core}' within the {end - pos}-byte stream "
+                                       f"area, found offset {off}", code="SV_BAD_HEADER", path=path, offset=0)
         streams = []
         for i, (core, off) in enumerate(offsets):
             s = pos + off

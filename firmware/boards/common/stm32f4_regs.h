@@ -56,6 +56,7 @@
 #define ADC_SMPR2(b)  CT_REG((b) + 0x10u)
 #define ADC_SQR3(b)   CT_REG((b) + 0x34u)
 #define ADC_DR(b)     CT_REG((b) + 0x4Cu)
+#define ADC_CCR       CT_REG(0x40012304u) /* common control: ADCPRE */
 #define ADC_SR_EOC    (1u << 1)
 #define ADC_CR2_ADON  (1u << 0)
 #define ADC_CR2_SWSTART (1u << 30)

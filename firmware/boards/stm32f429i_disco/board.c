@@ -23,7 +23,7 @@ static void clock_180mhz(void)
     }
     RCC_APB1ENR |= (1u << 28); /* PWREN */
     PWR_CR |= PWR_CR_VOS;      /* voltage scale 1 */
-    RCC_PLLCFGR = 8u | (360u << 6) | (0u << 16) | (1u << 22) | (7u << 24); /* M=8 N=360 P=2 HSE Q=7 */
+    RCC_PLLCFGR = 8u | (360u << 6) | (0u << 16) | (1u << 22) | (7u << 24) | (1u << 29); /* M8 N360 P2 HSE Q7 */
     RCC_CR |= RCC_CR_PLLON;
     PWR_CR |= PWR_CR_ODEN;
     while ((PWR_CSR & PWR_CSR_ODRDY) == 0u) {
@@ -62,8 +62,9 @@ void ct_board_init(void)
     GPIO_AFRH(GPIOA_BASE) = (GPIO_AFRH(GPIOA_BASE) & ~0xFF0u) | (7u << 4) | (7u << 8);
     USART_BRR(USART1_BASE) = (APB2_HZ + 115200u / 2u) / 115200u;
     USART_CR1(USART1_BASE) = USART_CR1_UE | USART_CR1_TE;
-    /* ADC1 channel 5 on PA5 (analog mode), 84-cycle sampling */
+    /* ADC1 channel 5 on PA5 (analog mode), ADCCLK = APB2/4 = 22.5 MHz (max 36), 84-cycle sampling */
     GPIO_MODER(GPIOA_BASE) |= (3u << 10);
+    ADC_CCR = (ADC_CCR & ~(3u << 16)) | (1u << 16);
     ADC_SMPR2(ADC1_BASE) = (4u << 15);
     ADC_SQR3(ADC1_BASE) = 5u;
     ADC_CR2(ADC1_BASE) = ADC_CR2_ADON;

@@ -91,7 +91,8 @@ const char *ct_port_version(void)
 }
 
 /* Called by tx_kernel_enter() with interrupts disabled: free memory, system stack, a CT_TICK_HZ SysTick,
- * and SVC/PendSV at the lowest priority (SysTick just above PendSV, below the benchmark IRQ). */
+ * and SVC/PendSV at the lowest priority. SysTick must stay distinguishable from PendSV with the F4's 4
+ * priority bits (ThreadX idles inside PendSV): 0xE0, below the benchmark IRQ (CT_BENCH_IRQ_PRIO 0x60). */
 VOID _tx_initialize_low_level(VOID)
 {
     __asm volatile("cpsid i" ::: "memory");
@@ -101,7 +102,7 @@ VOID _tx_initialize_low_level(VOID)
     SYST_RVR = CT_BOARD_CPU_HZ / CT_TICK_HZ - 1u;
     SYST_CVR = 0u;
     SCB_SHPR2 = 0xFF000000u; /* SVCall */
-    SCB_SHPR3 = 0xF0FF0000u; /* SysTick 0xF0, PendSV 0xFF */
+    SCB_SHPR3 = 0xE0FF0000u; /* SysTick 0xE0, PendSV 0xFF */
     SYST_CSR = 7u;           /* processor clock, interrupt, enable */
 }
 

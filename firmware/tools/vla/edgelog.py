@@ -10,7 +10,6 @@ sets, high half resets, set wins). UART: a store to DR (+0x04) queues one 8N1 fr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -65,8 +64,11 @@ class Channel:
 
 
 def read_edge_log(path: str | Path) -> EdgeLog:
+    """Open the log; records are memory-mapped (a long run's log is not read into RAM at once)."""
     path = Path(path)
-    raw = path.read_bytes()
+    with open(path, "rb") as f:
+        raw = f.read(HEADER.itemsize)
+    size = path.stat().st_size
     if len(raw) < HEADER.itemsize:
         raise EdgeLogError(
             f"{path}:0x0: expected a {HEADER.itemsize}-byte VLA header, file has {len(raw)} bytes"
@@ -79,9 +81,8 @@ def read_edge_log(path: str | Path) -> EdgeLog:
             f"{path}:0x8: expected version 1 with {RECORD.itemsize}-byte records, found "
             f"version {int(hdr['version'])} with {int(hdr['recsize'])}-byte records"
         )
-    body = len(raw) - HEADER.itemsize
-    n, rest = divmod(body, RECORD.itemsize)
-    recs = np.frombuffer(raw, RECORD, count=n, offset=HEADER.itemsize)
+    n, rest = divmod(size - HEADER.itemsize, RECORD.itemsize)
+    recs = np.memmap(path, RECORD, "r", offset=HEADER.itemsize, shape=(n,)) if n else np.zeros(0, RECORD)
     if n and np.any(np.diff(recs["vt_ns"].astype(np.int64)) < 0):
         bad = int(np.flatnonzero(np.diff(recs["vt_ns"].astype(np.int64)) < 0)[0]) + 1
         raise EdgeLogError(
@@ -140,16 +141,17 @@ def uart_waveform(times_ns: np.ndarray, data: np.ndarray, baud: int) -> tuple[np
     stop bit ends, whichever is later (QEMU's USART accepts bytes instantly). Bit boundaries are computed
     exactly on the rational bit period 1e9/baud and floored to whole ns. Returns (edges, end of the last
     frame in ns)."""
-    period = Fraction(1_000_000_000, baud)
-    free = Fraction(0)
+    # exact integer arithmetic in units of 1/baud ns: one bit lasts 1e9 units
+    free = 0
     edges: list[int] = []
     level = 1
     for t, byte in zip(times_ns.tolist(), data.tolist()):
-        start = max(Fraction(t), free)
-        bits = [0] + [(byte >> i) & 1 for i in range(8)] + [1]
-        for k, b in enumerate(bits):
+        start = max(t * baud, free)
+        bits = (byte << 1) | 0x200  # start bit 0, 8 data bits LSB first, stop bit 1
+        for k in range(10):
+            b = (bits >> k) & 1
             if b != level:
-                edges.append(int(start + k * period))  # floor: times are positive
+                edges.append((start + k * 1_000_000_000) // baud)  # floor to whole ns
                 level = b
-        free = start + 10 * period
-    return np.asarray(edges, np.int64), int(free) + (free.denominator != 1)
+        free = start + 10 * 1_000_000_000
+    return np.asarray(edges, np.int64), -(-free // baud)

@@ -16,12 +16,12 @@ vla: $(VLA_SO)
 .PHONY: capture ## paired trace + logic capture in QEMU: RTOS=freertos APP=ctx_switch [OPTS='K=V' VARIANT=n5 LA=ideal,la100]
 capture: $(VLA_SO)
 	@test -n "$(RTOS)" -a -n "$(APP)" || { echo "usage: make capture RTOS=<rtos> APP=<app> [OPTS='K=V ..'] [VARIANT=..] [LA=ideal,la100] [RUN_ID=..]"; exit 2; }
-	VLA_PLUGIN=$(abspath $(VLA_SO)) $(PY) firmware/tools/capture.py run --rtos $(RTOS) --app $(APP) --opts "$(OPTS)" \
+	VLA_PLUGIN=$(abspath $(VLA_SO)) FW_BUILD=$(abspath $(or $(FW_BUILD),firmware/build)) $(PY) firmware/tools/capture.py run --rtos $(RTOS) --app $(APP) --opts "$(OPTS)" \
 	  --variant "$(VARIANT)" --la $(LA) --out $(CAPTURE_OUT) $(if $(RUN_ID),--run-id $(RUN_ID))
 
 .PHONY: campaign ## rerun the reference campaign matrix (captures/campaign.toml) into captures/
 campaign: $(VLA_SO)
-	VLA_PLUGIN=$(abspath $(VLA_SO)) $(PY) firmware/tools/capture.py campaign --out $(CAPTURE_OUT)
+	VLA_PLUGIN=$(abspath $(VLA_SO)) FW_BUILD=$(abspath $(or $(FW_BUILD),firmware/build)) $(PY) firmware/tools/capture.py campaign --out $(CAPTURE_OUT)
 
 .PHONY: captures-verify ## check that every captures/**/run.json matches its files' sha256
 captures-verify:

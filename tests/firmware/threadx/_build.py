@@ -44,8 +44,10 @@ def threadx_source() -> Path | None:
             return Path(c)
     if os.environ.get("FW_ONLINE"):
         return None
-    pytest.skip("ThreadX sources not available: set CT_DEPS_DIR (or CT_THREADX_SRC) to a tree extracted at "
-                "the pinned commit, or FW_ONLINE=1 (firmware/README.md, ThreadX)")
+    pytest.skip(
+        "ThreadX sources not available: set CT_DEPS_DIR (or CT_THREADX_SRC) to a tree extracted at "
+        "the pinned commit, or FW_ONLINE=1 (firmware/README.md, ThreadX)"
+    )
 
 
 def build(out: Path, app: str, **opts: int) -> Path:
@@ -53,8 +55,21 @@ def build(out: Path, app: str, **opts: int) -> Path:
     for tool in ("cmake", "ninja", "arm-none-eabi-gcc"):
         need_tool(tool)
     src = threadx_source()
-    cmd = ["cmake", "-S", str(FW), "-B", str(out), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=", "-DRTOS=threadx",
-           "-DBOARD=qemu_netduinoplus2", f"-DAPP={app}", "-Wno-dev", "--log-level=WARNING"]
+    cmd = [
+        "cmake",
+        "-S",
+        str(FW),
+        "-B",
+        str(out),
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=",
+        "-DRTOS=threadx",
+        "-DBOARD=qemu_netduinoplus2",
+        f"-DAPP={app}",
+        "-Wno-dev",
+        "--log-level=WARNING",
+    ]
     cmd += [f"-D{k}={v}" for k, v in sorted(opts.items())]
     if src is not None:
         cmd.append(f"-DFETCHCONTENT_SOURCE_DIR_THREADX={src}")
@@ -85,8 +100,13 @@ def run(elf: Path, work: Path, plugin: Path | None = None, timeout: float = 120.
     text = p.stdout.decode("utf-8", "replace")
     trx = work / "trace.trx"
     edges = work / "vla.edges"
-    return Run(p.returncode, text, parse_console(text), trx.read_bytes() if trx.exists() else None,
-               edges if edges.exists() else None)
+    return Run(
+        p.returncode,
+        text,
+        parse_console(text),
+        trx.read_bytes() if trx.exists() else None,
+        edges if edges.exists() else None,
+    )
 
 
 def infos(text: str) -> dict[str, int]:

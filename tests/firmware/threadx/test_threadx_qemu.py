@@ -33,8 +33,19 @@ TRX_MAGIC_LE = b"BTXT"
 def plugin(tmp_path_factory) -> Path:
     gcc = need_tool(os.environ.get("CC", "gcc"))
     out = tmp_path_factory.mktemp("vla") / "vla.so"
-    subprocess.run([gcc, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", str(out),
-                    str(FW / "tools" / "vla" / "vla.c")], check=True)
+    subprocess.run(
+        [
+            gcc,
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-fvisibility=hidden",
+            "-o",
+            str(out),
+            str(FW / "tools" / "vla" / "vla.c"),
+        ],
+        check=True,
+    )
     return out
 
 
@@ -47,8 +58,21 @@ def ctx2(tmp_path_factory, plugin):
 
 
 def header(trx: bytes) -> dict[str, int]:
-    names = ["id", "mask", "base", "reg_start", "res1", "name_size", "reg_end", "buf_start", "buf_end",
-             "current", "res2", "res3", "res4"]
+    names = [
+        "id",
+        "mask",
+        "base",
+        "reg_start",
+        "res1",
+        "name_size",
+        "reg_end",
+        "buf_start",
+        "buf_end",
+        "current",
+        "res2",
+        "res3",
+        "res4",
+    ]
     return dict(zip(names, struct.unpack_from("<4IHH7I", trx, 0)))
 
 
@@ -160,8 +184,13 @@ TRACED = [
     ("fft_workload", {"CT_FFT_FRAMES": 1}),
     ("calib", {}),
 ]
-METRIC = {"ctx_switch": "ctx_switch.yield", "periodic": "periodic.fast.period",
-          "isr_latency": "isr.to_task.latency", "fft_workload": "fft.duration", "calib": "fft.duration"}
+METRIC = {
+    "ctx_switch": "ctx_switch.yield",
+    "periodic": "periodic.fast.period",
+    "isr_latency": "isr.to_task.latency",
+    "fft_workload": "fft.duration",
+    "calib": "fft.duration",
+}
 
 
 def _id(p):

@@ -159,3 +159,10 @@ def test_bad_channel_lists_choices(tmp_path) -> None:
     p = write_sr(tmp_path / "x.sr", samplerate=1000, channels=["a", "b"], edges=[[5], []], total_samples=10)
     with pytest.raises(TraceError, match="'a', 'b'"):
         decode_uart(p, channel="zz", baud=100, backend="numpy")
+
+
+def test_uart_lines_with_times(cli: str) -> None:
+    res = decode_uart(corpus_dir("logic") / "uart_hello_115200_8n1.sr", channel="TX", baud=115200)
+    lines = res.lines()
+    assert [t for _, t in lines] == ["Hello World!"] * 3
+    assert [ts for ts, _ in lines] == [int(res.ts_ns[0]), int(res.ts_ns[14]), int(res.ts_ns[28])]

@@ -22,7 +22,7 @@ def _changes(initial: Sequence[int], edges: Sequence[np.ndarray]) -> list[tuple[
 
 def write_vcd(path: Path, names: Sequence[str], initial: Sequence[int], edges: Sequence[np.ndarray],
               total: int, timescale: str = "1 ns", dumpvars: bool = True) -> None:
-    ids = [chr(33 + i) for i in range(len(names))]
+    ids = [chr(33 + i) if i < 94 else chr(33 + i // 94) + chr(33 + i % 94) for i in range(len(names))]
     out = ["$date today $end", "$version crosstrace test writer $end", f"$timescale {timescale} $end",
            "$scope module top $end"]
     out += [f"$var wire 1 {i} {n} $end" for i, n in zip(ids, names)]

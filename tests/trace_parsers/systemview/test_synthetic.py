@@ -80,6 +80,7 @@ def test_round_trip_events(tmp_path: Path) -> None:
     a = ev[by_off[offs["api"]]]
     assert (a["kind"], a["src_id"], a["value"]) == (EventKind.API_CALL, 35, 10)
     assert tr.meta.extra["api_names"]["35"] == "vTaskDelay"
+    assert tr.meta.extra["api_args"]["35"] == ["xTicksToDelay"]
     rt = ev[by_off[offs["ret"]]]
     assert (rt["kind"], rt["src_id"], rt["value"]) == (EventKind.API_RETURN, 35, 0)
     lg = ev[by_off[offs["log"]]]
@@ -286,7 +287,10 @@ def test_description_file_and_tables(tmp_path: Path) -> None:
 def test_arbitrary_bytes_only_raise_trace_error(tmp_path_factory: pytest.TempPathFactory,
                                                 blob: bytes) -> None:
     p = tmp_path_factory.mktemp("fuzz") / "f.SVDat"
-    for data in (blob, b"\x00" * 10 + b"\x0a" + blob, HEADER_OPENOCD + b"\x00" * 10 + blob):
+    variants = (blob, b"\x00" * 10 + b"\x0a" + blob, HEADER_OPENOCD + b"\x00" * 10 + blob,
+                b";\n; SEGGER\n; ESP_Extension\n;\n" + b"\x00" * 10 + b"\x0a" + blob,
+                b";\n; Offset Core0 0\n; Offset Core1 13\n;\n" + b"\x00" * 10 + b"\x0a" + blob)
+    for data in variants:
         p.write_bytes(data)
         for policy in ("raise", "skip"):
             try:
@@ -315,3 +319,23 @@ def test_delta_accumulation_property(deltas: list[int]) -> None:
         buf += b"\x11" + varint(d)  # IDLE packets
     r = dec.decode_stream(bytes(buf), 0, 0, len(buf))
     assert r.ts[1:].tolist() == np.cumsum(np.array(deltas, dtype=np.uint64)).tolist()
+
+
+def test_no_init_means_ticks(tmp_path: Path) -> None:
+    enc = Encoder()
+    enc.fixed(10, 100)
+    enc.fixed(17, 350)
+    tr = read_systemview(_write(tmp_path, enc.bytes()))
+    assert tr.meta.tick_hz is None and tr.meta.ts_unit == "ticks"
+    assert tr.events["ts"].tolist() == [0, 250]
+    assert [d.code for d in tr.diagnostics] == ["SV_NO_INIT"]
+    assert validate(tr) == []
+
+
+def test_offset_beyond_stream_is_a_header_error(tmp_path: Path) -> None:
+    enc = Encoder()
+    _base(enc)
+    hdr = b";\n; Version     SEGGER SystemViewer V3.60\n; Offset Core0 0\n; Offset Core1 999999\n;\n"
+    with pytest.raises(TraceFormatError) as ei:
+        read_systemview(_write(tmp_path, hdr + enc.bytes()))
+    assert ei.value.code == "SV_BAD_HEADER" and "Offset Core1" in str(ei.value)

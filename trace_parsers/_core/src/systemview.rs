@@ -684,9 +684,8 @@ impl<'d> Decoder<'d> {
     /// Read a SystemView string (§3.3) bounded by `limit`; returns its index.
     fn string(&mut self, c: &mut Cur<'_>, limit: usize, side: &mut Side) -> Result<u32, Fail> {
         let b = c.byte()?;
-        let len: usize;
-        if b != 0xFF {
-            len = b as usize;
+        let len: usize = if b != 0xFF {
+            b as usize
         } else {
             if c.pos + 2 > limit {
                 return Err(Fail::Eof("EOF in string length"));
@@ -696,46 +695,49 @@ impl<'d> Decoder<'d> {
             let lohi = x as usize | (y as usize) << 8;
             let hilo = (x as usize) << 8 | y as usize;
             let room = limit - c.pos;
-            len = match self.order {
+            match self.order {
                 StrOrder::LoHi => lohi,
                 StrOrder::HiLo => hilo,
                 StrOrder::Auto => {
-                    if x == 0 {
-                        // `FF 00 nn`: the >= 3.56 form (lo-hi would mean nn * 256 bytes).
-                        self.order = StrOrder::HiLo;
-                        hilo
-                    } else if y == 0 && lohi >= 255 && lohi <= room {
-                        self.order = StrOrder::LoHi;
+                    // `FF 00 nn` is the >= 3.56 form (lo-hi would mean nn * 256 bytes). Otherwise
+                    // take the order whose length fits (<= 3.42 uses the long form only for >= 255
+                    // bytes); if both fit, the shorter one (the other is ~256x longer than any
+                    // SEGGER_SYSVIEW_MAX_STRING_LEN), with a notice when both are plausible.
+                    let ok_lh = x != 0 && lohi >= 255 && lohi <= room;
+                    let ok_hl = hilo <= room;
+                    let pick = match (ok_lh, ok_hl) {
+                        (true, false) => StrOrder::LoHi,
+                        (false, true) => StrOrder::HiLo,
+                        (false, false) => StrOrder::LoHi,
+                        (true, true) => {
+                            if lohi.max(hilo) <= 4096 {
+                                side.diags.push(Diag {
+                                    code: Code::StringOrder,
+                                    offset: (c.pos - 3 - self.start) as u64,
+                                    count: 1,
+                                    fatal: false,
+                                    detail: format!(
+                                        "ambiguous long-string length bytes {:02x} {:02x}: took the shorter length",
+                                        x, y
+                                    ),
+                                });
+                            }
+                            if lohi <= hilo {
+                                StrOrder::LoHi
+                            } else {
+                                StrOrder::HiLo
+                            }
+                        }
+                    };
+                    self.order = pick;
+                    if pick == StrOrder::LoHi {
                         lohi
                     } else {
-                        let (fit_lh, fit_hl) = (lohi <= room, hilo <= room);
-                        let pick = if fit_lh && !fit_hl {
-                            StrOrder::LoHi
-                        } else if fit_hl && !fit_lh {
-                            StrOrder::HiLo
-                        } else {
-                            side.diags.push(Diag {
-                                code: Code::StringOrder,
-                                offset: (c.pos - 3 - self.start) as u64,
-                                count: 1,
-                                fatal: false,
-                                detail: format!(
-                                    "ambiguous long-string length bytes {:02x} {:02x}: assumed the low-high order (<= 3.42)",
-                                    x, y
-                                ),
-                            });
-                            StrOrder::LoHi
-                        };
-                        self.order = pick;
-                        if pick == StrOrder::LoHi {
-                            lohi
-                        } else {
-                            hilo
-                        }
+                        hilo
                     }
                 }
-            };
-        }
+            }
+        };
         if len > limit - c.pos {
             return Err(Fail::Eof("EOF in string"));
         }
@@ -935,6 +937,31 @@ mod tests {
         assert_eq!(o.id, vec![9]);
         assert_eq!(&o.side.strings, b"IDLE");
         assert_eq!(o.side.str_order, Some(StrOrder::HiLo));
+    }
+
+    #[test]
+    fn long_string_orders_in_fixed_packets() {
+        // 300-byte SYSDESC, both orders, followed by more packets (room for either reading)
+        for hilo in [false, true] {
+            let mut s = sync();
+            s.push(14);
+            let n = 300usize;
+            if hilo {
+                s.extend_from_slice(&[0xFF, (n >> 8) as u8, n as u8]);
+            } else {
+                s.extend_from_slice(&[0xFF, n as u8, (n >> 8) as u8]);
+            }
+            s.extend(std::iter::repeat(b'x').take(n));
+            put_varint(&mut s, 1);
+            for _ in 0..10_000 {
+                pkt(&mut s, 17, &[], 1);
+            }
+            let o = decode_owned(&s, Options::default());
+            assert_eq!(o.side.str_ends[0], 300);
+            assert_eq!(o.id.len(), 10_001);
+            let want = if hilo { StrOrder::HiLo } else { StrOrder::LoHi };
+            assert_eq!(o.side.str_order, Some(want));
+        }
     }
 
     #[test]

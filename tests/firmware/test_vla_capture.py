@@ -1,0 +1,111 @@
+"""capture.py's decisions without QEMU: a fake run writes the console, the edge log and a trace into the
+work folder; the folder that results (complete or ``.failed``) and its run.json are checked."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "firmware" / "tools"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+import capture as cap_mod  # noqa: E402
+from test_vla_host import GPIOG, USART1, make_log  # noqa: E402
+from vla.profiles import PROFILES  # noqa: E402
+
+OK_CONSOLE = (
+    "\r\nCT_BOOT crosstrace\r\nCT_INFO ts_hz=1000000000\r\n"
+    "CT_RESULT ctx_switch.yield n=2 min=5 mean=5.00 max=5 unit=ticks ts_hz=1000000000\r\n"
+    "CT_TRACE file=trace.SVDat events=4 bytes=6 dropped={dropped}\r\n{extra}CT_DONE ok=1 fail={fail}\r\n"
+)
+
+
+def fake_run(console: str, stores, trace: bytes | None = b"\x00" * 10 + b"\x01\x02"):
+    def run_qemu(elf, work, timeout_s, shift=0):
+        (work / "uart.log").write_text(console, newline="")
+        make_log(work / "vla.edges", stores)
+        if trace is not None:
+            (work / "trace.SVDat").write_bytes(trace)
+        return 0, 0.01
+
+    return run_qemu
+
+
+PIN_STORES = [(100, GPIOG + 0x18, 1 << 2, 4), (300, GPIOG + 0x18, 1 << 18, 4), (400, USART1 + 4, 0x43, 1)]
+
+
+@pytest.fixture
+def elf(tmp_path) -> Path:
+    p = tmp_path / "fake.elf"
+    p.write_bytes(b"not an ELF")
+    return p
+
+
+def spec() -> cap_mod.RunSpec:
+    return cap_mod.RunSpec("freertos", "ctx_switch", {"CT_NTASKS": "2"}, "n2", (PROFILES["ideal"],))
+
+
+def test_ok_run_folder_and_run_json(tmp_path, elf, monkeypatch):
+    monkeypatch.setattr(
+        cap_mod, "run_qemu", fake_run(OK_CONSOLE.format(dropped=0, extra="", fail=0), PIN_STORES)
+    )
+    parent = tmp_path / "out" / "qemu_netduinoplus2" / "freertos" / "ctx_switch-n2"
+    (parent / "r1.failed").mkdir(parents=True)  # an earlier failed attempt is cleared by a good run
+    d = cap_mod.capture(spec(), tmp_path / "out", "r1", elf=elf)
+    assert sorted(p.name for p in parent.iterdir()) == ["r1"]
+    meta = json.loads((d / "run.json").read_text())
+    assert meta["status"] == "ok" and meta["run_id"] == "r1" and meta["variant"] == "n2"
+    assert meta["trace"]["tick_hz"] == 1_000_000_000 and meta["trace"]["events"] == 4
+    assert meta["trace"]["overflow"] is False and meta["trace"]["dropped"] == 0
+    assert (d / "trace.SVDat").read_bytes().startswith(b";\n; Version     SEGGER SystemViewer")
+    assert (d / "trace.SVDat").read_bytes().endswith(b"\x00" * 10 + b"\x01\x02")
+    assert [s["channel"] for s in meta["sites"] if s["name"] == "ctx.yield"] == ["ctx.yield"]
+    assert all(s["channel"] is None for s in meta["sites"] if s["name"] != "ctx.yield")
+    assert meta["result_lines"][-1] == "CT_DONE ok=1 fail=0"
+    assert meta["logic"][0]["edges"] == {"ctx.yield": 2, "uart.tx": 6}
+    assert cap_mod.verify(d) == []
+
+
+def test_overflow_is_a_failed_capture_that_says_so(tmp_path, elf, monkeypatch):
+    console = OK_CONSOLE.format(dropped=7, extra="CT_FAIL trace.overflow dropped=7\r\n", fail=1)
+    monkeypatch.setattr(cap_mod, "run_qemu", fake_run(console, PIN_STORES))
+    with pytest.raises(cap_mod.CaptureError, match="trace buffer overflowed: 7 trace records were lost"):
+        cap_mod.capture(spec(), tmp_path, "r1", elf=elf)
+    failed = tmp_path / "qemu_netduinoplus2" / "freertos" / "ctx_switch-n2" / "r1.failed"
+    meta = json.loads((failed / "run.json").read_text())
+    assert (
+        meta["status"] == "failed" and meta["trace"]["overflow"] is True and "overflowed" in meta["failure"]
+    )
+    assert not (failed.parent / "r1").exists()
+
+
+def test_firmware_failure_is_reported(tmp_path, elf, monkeypatch):
+    console = OK_CONSOLE.format(dropped=0, extra="CT_FAIL ctx_switch.yield ct_task_yield err=-1\r\n", fail=1)
+    monkeypatch.setattr(cap_mod, "run_qemu", fake_run(console, PIN_STORES))
+    with pytest.raises(cap_mod.CaptureError, match=r"failed run \(CT_DONE ok=1 fail=1\): CT_FAIL ctx_switch"):
+        cap_mod.capture(spec(), tmp_path, "r1", elf=elf)
+
+
+def test_no_pin_edges_is_reported(tmp_path, elf, monkeypatch):
+    console = OK_CONSOLE.format(dropped=0, extra="", fail=0)
+    monkeypatch.setattr(cap_mod, "run_qemu", fake_run(console, [(400, USART1 + 4, 0x43, 1)]))
+    with pytest.raises(cap_mod.CaptureError, match=r"capture has no pin edges \(1 stores logged\)"):
+        cap_mod.capture(spec(), tmp_path, "r1", elf=elf)
+
+
+def test_campaign_file_covers_the_matrix():
+    runs = cap_mod.load_campaign()
+    have = {(s.rtos, s.app) for s, _ in runs}
+    for rtos in ("freertos", "threadx"):
+        for app in ("ctx_switch", "periodic", "isr_latency", "fft_workload"):
+            assert (rtos, app) in have
+        ntasks = {int(s.options["CT_NTASKS"]) for s, _ in runs if (s.rtos, s.app) == (rtos, "ctx_switch")}
+        assert {2, 5, 10} <= ntasks
+    for s, rid in runs:
+        names = [p.name for p in s.profiles]
+        assert names[0] == "ideal" and len(names) >= 2 and rid == "ref"
+        assert any(p.samplerate == 100_000_000 and p.ppm == 50 for p in s.profiles)
