@@ -24,6 +24,7 @@ ANALYZERS = (
     "analyzers.isr_latency",
     "analyzers.workload",
     "analyzers.cpu_load",
+    "analyzers.calib",
 )
 
 

@@ -10,6 +10,7 @@ The machine's load average is reported: other jobs on the same cores cap the spe
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +27,10 @@ def _campaigns(tmp: Path) -> list[tuple[Path, str]]:
     env = os.environ.get("CROSSTRACE_BENCH_CAPTURES")
     caps = Path(env) if env else ROOT / "captures"
     if caps.is_dir() and discover([caps]):
-        out.append((caps, "reference campaign" if not env else str(caps)))
+        # a snapshot, so a capture being rewritten meanwhile cannot make the runs differ
+        snap = tmp / "reference"
+        shutil.copytree(caps, snap, ignore=shutil.ignore_patterns(".*"))
+        out.append((snap, "reference campaign" if not env else str(caps)))
     for i in range(8):
         for rtos in ("freertos", "threadx"):
             sc = S.ctx_switch(n=20_000, spread_ns=300, seed=i)

@@ -156,3 +156,22 @@ def test_tracex_next_context_without_switch_events():
     _, s = context_switch_times(Trace(ev, TraceMeta("tracex", tick_hz=1_000_000_000)))
     assert s.stats["ctx_switch.yield.to_switch_in"].n == 20
     assert s.stats["ctx_switch.yield.to_switch_in"].mean == 184 == s.stats["ctx_switch.yield"].mean
+
+
+def test_calib_loop_pairs_the_fixed_loop_sites():
+    from analyzers.calib import calib_loop
+
+    n = 10
+    sc = S.Scenario("calib", options={"CT_ITERATIONS": n})
+    t = 1000
+    for _ in range(n):  # the site-cost loop: one toggle per iteration
+        sc.marks.append((t, "calib.loop"))
+        t += 300
+    for k in range(n):  # the fixed loop: site, spin, site
+        sc.marks += [(t, "calib.loop"), (t + 2000 + k, "calib.loop")]
+        t += 5000
+    for src in (S.to_trace(sc), S.to_capture(sc, offset_ns=0)):
+        table, s = calib_loop(src, iterations=n)
+        assert _values(table, "calib.loop").tolist() == [2000.0 + k for k in range(n)]
+    _, s = calib_loop(S.to_trace(sc), iterations=n + 1)  # wrong count: nothing guessed
+    assert s.stats == {} and s.drop_log[0].reason == "unexpected_count"

@@ -81,14 +81,14 @@ class UartResult:
         return self.data.decode("latin-1")
 
     def lines(self) -> list[tuple[int, str]]:
-        """Console lines as ``(ts_ns of the line's first byte, text without CR/LF)``.
+        r"""Console lines as ``(ts_ns of the line's first byte, text without CR/LF)``.
 
         A final line without a newline is included.  This is how firmware output (``CT_DONE``,
         metric lines) printed over UART is read back from a capture.
 
-        >>> r = UartResult(b"a=1\r\nb", np.array([10, 20, 30, 40, 50]), np.zeros((5, 2), np.int64))
+        >>> r = UartResult(b"a=1\r\nb", np.arange(10, 70, 10), np.zeros((6, 2), np.int64))
         >>> r.lines()
-        [(10, 'a=1'), (50, 'b')]
+        [(10, 'a=1'), (60, 'b')]
         """
         out: list[tuple[int, str]] = []
         begin = 0

@@ -10,8 +10,6 @@ core with vectorised NumPy; an OVERFLOW resets it (state unknown after lost pack
 
 from __future__ import annotations
 
-import mmap
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,32 +48,6 @@ for _id, _k in {
     _KIND_LUT[_id] = _k
 _TARGET_LUT = np.zeros(32, dtype=bool)
 _TARGET_LUT[[6, 7, 8, 29]] = True  # target_id = the task in the payload
-
-
-_THP_MIN = 8 << 20
-
-
-def _alloc(n: int, dtype: Any, fill: Any = None) -> np.ndarray:
-    """An array for ``n`` rows; large ones live in an anonymous mapping with transparent huge pages
-    (first-touch page faults dominate the conversion otherwise). ``CROSSTRACE_NO_THP=1`` disables it.
-    """
-    dt = np.dtype(dtype)
-    nbytes = n * dt.itemsize
-    madv = getattr(mmap, "MADV_HUGEPAGE", None)
-    if nbytes < _THP_MIN or madv is None or os.environ.get("CROSSTRACE_NO_THP"):
-        a = np.empty(n, dtype=dt)
-        if fill is not None:
-            a.fill(fill)
-        return a
-    buf = mmap.mmap(-1, nbytes)
-    try:
-        buf.madvise(madv)
-    except OSError:  # pragma: no cover - advisory only
-        pass
-    a = np.frombuffer(buf, dtype=dt, count=n)
-    if fill is not None and fill != 0:
-        a.fill(fill)
-    return a
 
 
 def _count_ids(ids: np.ndarray) -> dict[str, int]:
@@ -380,7 +352,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
 
         kid, p0, p1, p2, nv = take(ids), take(r.p0), take(r.p1), take(r.p2), take(r.nv)
         m_ev = kid.shape[0]
-        ev = _alloc(m_ev, EVENT_DTYPE)
+        ev = np.empty(m_ev, dtype=EVENT_DTYPE)
         ev["ts_raw"] = take(r.ts)
         ev["src_offset"] = take(r.off)
         if r.start:
@@ -404,7 +376,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
             del kh, is_api
         ev["kind"] = kind
         # values (payload per kind)
-        val = _alloc(m_ev, np.int64, VALUE_NULL)
+        val = np.full(m_ev, VALUE_NULL, dtype=np.int64)
         for evt, src in ((EvtId.OVERFLOW, p0), (EvtId.TASK_STOP_READY, p1), (EvtId.SYSTIME_CYCLES, p0)):
             m = np.flatnonzero(kid == evt)
             val[m] = src[m]
@@ -428,7 +400,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
         ev["value"] = val
         del val
         # markers
-        marker = _alloc(m_ev, np.uint32, 0)
+        marker = np.zeros(m_ev, dtype=np.uint32)
         m = np.flatnonzero((kid == EvtId.MARK_START) | (kid == EvtId.MARK_STOP))
         marker[m] = p0[m]
         m = np.flatnonzero(is_mark)
@@ -444,12 +416,12 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
         if ret.shape[0]:
             ev["src_id"][ret] = p0[ret]
         # target tasks and context arguments
-        tgt = _alloc(m_ev, np.int32, -1)
+        tgt = np.full(m_ev, -1, dtype=np.int32)
         m = np.flatnonzero(_TARGET_LUT[np.minimum(kid, 31)])
         tgt[m] = task_index(p0[m])
         ev["target_id"] = tgt
         del tgt
-        arg = _alloc(m_ev, np.int32, -1)
+        arg = np.full(m_ev, -1, dtype=np.int32)
         m = np.flatnonzero(kid == EvtId.ISR_ENTER)
         arg[m] = p0[m].astype(np.int32)
         m = np.flatnonzero(kid == EvtId.TASK_START_EXEC)

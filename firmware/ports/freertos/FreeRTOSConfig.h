@@ -1,7 +1,7 @@
 /* FreeRTOSConfig.h — crosstrace's FreeRTOS configuration (both boards): 1 kHz tick, 32 priorities (ct
  * priority p -> native 32 - p), no time slicing (equal-priority tasks switch only when they yield or
  * block, so a measured yield is never a tick preemption), no tickless idle and no WFI (QEMU time rule),
- * heap_4. With CT_TRACE=1 the SystemView hooks (ct_sysview_freertos.h) are included at the end. */
+ * static allocation only (the port's static arrays; heap_4 is linked but stays unused). With CT_TRACE=1 the SystemView hooks (ct_sysview_freertos.h) are included at the end. */
 #ifndef FREERTOS_CONFIG_H
 #define FREERTOS_CONFIG_H
 
@@ -23,9 +23,10 @@
 #define configUSE_COUNTING_SEMAPHORES           1
 #define configQUEUE_REGISTRY_SIZE               0
 #define configUSE_QUEUE_SETS                    0
-#define configSUPPORT_DYNAMIC_ALLOCATION        1
-#define configSUPPORT_STATIC_ALLOCATION         0
-#define configTOTAL_HEAP_SIZE                   (56 * 1024)
+#define configSUPPORT_DYNAMIC_ALLOCATION        1 /* required by heap_4.c; nothing allocates */
+#define configSUPPORT_STATIC_ALLOCATION         1
+#define configKERNEL_PROVIDED_STATIC_MEMORY     1 /* idle task TCB and stack */
+#define configTOTAL_HEAP_SIZE                   1024
 #define configUSE_IDLE_HOOK                     1
 #define configUSE_TICK_HOOK                     0
 #define configCHECK_FOR_STACK_OVERFLOW          2

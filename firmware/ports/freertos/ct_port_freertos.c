@@ -1,4 +1,5 @@
-/* ct_port_freertos.c — the porting layer on FreeRTOS: static arrays of native handles indexed by ct ids,
+/* ct_port_freertos.c — the porting layer on FreeRTOS: objects created statically (xTaskCreateStatic, ...)
+ * in static arrays indexed by ct ids, stacks and queue storage carved from fixed pools (no heap);
  * ct priority p -> native configMAX_PRIORITIES - p, pdPASS/pdFAIL/errQUEUE_* mapped to CT_* explicitly.
  * ISR wrappers record enter/exit once: portYIELD_FROM_ISR emits traceISR_EXIT[_TO_SCHEDULER]. */
 #include "FreeRTOS.h"
@@ -9,9 +10,21 @@
 #include "ct_board.h"
 #include "ct_port.h"
 
+#ifndef CT_FREERTOS_STACK_POOL_WORDS
+#define CT_FREERTOS_STACK_POOL_WORDS 8192u /* 32 KB for all task stacks */
+#endif
+#define CT_FREERTOS_QUEUE_POOL_MSGS 64u
+
 static TaskHandle_t tasks[CT_MAX_TASKS];
+static StaticTask_t task_tcbs[CT_MAX_TASKS];
+static StackType_t stack_pool[CT_FREERTOS_STACK_POOL_WORDS];
+static unsigned stack_used;
 static SemaphoreHandle_t sems[CT_MAX_SEMS];
+static StaticSemaphore_t sem_bufs[CT_MAX_SEMS];
 static QueueHandle_t queues[CT_MAX_QUEUES];
+static StaticQueue_t queue_bufs[CT_MAX_QUEUES];
+static ct_msg queue_pool[CT_FREERTOS_QUEUE_POOL_MSGS];
+static unsigned queue_used;
 static BaseType_t isr_woken;
 
 #if CT_TRACE
@@ -46,10 +59,11 @@ ct_status ct_task_create(int id, const char *name, int prio, ct_task_fn fn, void
         prio > CT_PRIO_LOWEST)
         return CT_ERR;
     if (stack_words == 0u) stack_words = configMINIMAL_STACK_SIZE * 2u;
-    if (xTaskCreate(fn, name, (configSTACK_DEPTH_TYPE)stack_words, arg, native_prio(prio), &tasks[id]) != pdPASS) {
-        tasks[id] = NULL;
-        return CT_ERR;
-    }
+    if (stack_words > CT_FREERTOS_STACK_POOL_WORDS - stack_used) return CT_ERR; /* pool exhausted */
+    tasks[id] = xTaskCreateStatic(fn, name, stack_words, arg, native_prio(prio), &stack_pool[stack_used],
+                                  &task_tcbs[id]);
+    if (tasks[id] == NULL) return CT_ERR;
+    stack_used += stack_words;
     return CT_OK;
 }
 
@@ -79,7 +93,7 @@ uint32_t ct_tick_now(void) { return (uint32_t)xTaskGetTickCount(); }
 ct_status ct_sem_create(int id, unsigned initial)
 {
     if (id < 0 || id >= CT_MAX_SEMS || sems[id] != NULL) return CT_ERR;
-    sems[id] = xSemaphoreCreateCounting(0xFFFFu, initial);
+    sems[id] = xSemaphoreCreateCountingStatic(0xFFFFu, initial, &sem_bufs[id]);
     return sems[id] != NULL ? CT_OK : CT_ERR;
 }
 
@@ -106,9 +120,13 @@ ct_status ct_sem_give_from_isr(int id)
 
 ct_status ct_queue_create(int id, unsigned depth)
 {
-    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] != NULL || depth == 0u) return CT_ERR;
-    queues[id] = xQueueCreate(depth, sizeof(ct_msg));
-    return queues[id] != NULL ? CT_OK : CT_ERR;
+    if (id < 0 || id >= CT_MAX_QUEUES || queues[id] != NULL || depth == 0u ||
+        depth > CT_FREERTOS_QUEUE_POOL_MSGS - queue_used)
+        return CT_ERR;
+    queues[id] = xQueueCreateStatic(depth, sizeof(ct_msg), (uint8_t *)&queue_pool[queue_used], &queue_bufs[id]);
+    if (queues[id] == NULL) return CT_ERR;
+    queue_used += depth;
+    return CT_OK;
 }
 
 ct_status ct_queue_send(int id, const ct_msg *msg, uint32_t timeout)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.firmware.threadx._build import FW, build, infos, need_tool, run
+from tests.firmware.threadx._build import FW, build, infos, need_tool, run, threadx_source
 from trace_parsers import open_trace
 from trace_parsers.model import EventKind
 
@@ -31,6 +31,7 @@ TRX_MAGIC_LE = b"BTXT"
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
+    threadx_source()  # skip before building anything when there is no ThreadX to test
     gcc = need_tool(os.environ.get("CC", "gcc"))
     out = tmp_path_factory.mktemp("vla") / "vla.so"
     subprocess.run(
@@ -118,7 +119,7 @@ def test_runs_are_identical(ctx2):
 
 def test_trace_decodes_with_one_mark_per_site_edge(ctx2):
     _, r, _, _ = ctx2
-    tr = open_trace(_write(ctx2, r.trace))
+    tr = open_trace(_write(ctx2[3], r.trace))
     ev = tr.events
     assert not [d for d in tr.diagnostics if d.code != "TRX_NO_TICK_HZ"]
     names = {t.name for t in tr.tasks}
@@ -131,10 +132,27 @@ def test_trace_decodes_with_one_mark_per_site_edge(ctx2):
     assert np.all(np.diff(ev["ts_raw"].astype(np.int64)) >= 0)
 
 
+def test_independent_parser_reads_the_same_events(ctx2):
+    """PyPI tracex-parser (a separate implementation) sees the same events and registry: same
+    (event id, timestamp, info 1) multiset and object names (its order is wrong for buffers that have not
+    wrapped, tracex.md §11.1, so order is not compared)."""
+    fp = pytest.importorskip("tracex_parser.file_parser")
+    _, r, _, _ = ctx2
+    path = _write(ctx2[3], r.trace)
+    theirs, objs = fp.parse_tracex_buffer(str(path))
+    tr = open_trace(path)
+    ev = tr.events
+    ours = sorted(zip(ev["src_id"].tolist(), ev["ts_raw"].tolist(), ev["value"].tolist()))
+    assert sorted((e.id, e.timestamp, e.raw_args[0]) for e in theirs) == ours
+    names = {o["thread_reg_entry_obj_name"].decode() for k, o in objs.items() if k}
+    assert names == {"System Timer Thread", "coord", "yield0", "yield1", "sem0", "sem1"}
+    assert {t.name for t in tr.tasks} <= names
+
+
 def test_trace_interval_equals_console_metric(ctx2):
     """ctx.yield mark -> next ctx.switch_in mark in the trace == the firmware's own measurement."""
     _, r, _, _ = ctx2
-    ev = open_trace(_write(ctx2, r.trace)).events
+    ev = open_trace(_write(ctx2[3], r.trace)).events
     m = ev[ev["kind"] == EventKind.MARK]
     ts, site = m["ts_raw"].astype(np.int64), m["marker"]
     iy = np.flatnonzero(site == 1)
@@ -146,7 +164,8 @@ def test_trace_interval_equals_console_metric(ctx2):
     res = r.console.results["ctx_switch.yield"]
     body = d[1:]
     assert len(body) >= res.n - 1
-    assert abs(float(np.median(body)) - res.mean) <= 0.02 * res.mean
+    assert len(set(body.tolist())) == 1  # icount: every switch costs the same
+    assert abs(float(body[0]) - res.mean) <= 0.02 * res.mean  # QEMU run: 184 vs 185.00
 
 
 def test_marks_match_pin_edges_at_constant_offset(ctx2):
@@ -155,7 +174,7 @@ def test_marks_match_pin_edges_at_constant_offset(ctx2):
     _, _, r, _ = ctx2
     assert r.edges is not None
     levels, _ = gpio_levels(read_edge_log(r.edges))
-    ev = open_trace(_write(ctx2, r.trace)).events
+    ev = open_trace(_write(ctx2[3], r.trace)).events
     marks = ev[ev["kind"] == EventKind.MARK]
     for sid in (1, 2):
         edge_ns = levels[SITES[sid].pin].astype(np.int64)
@@ -165,8 +184,9 @@ def test_marks_match_pin_edges_at_constant_offset(ctx2):
         assert len(set(off.tolist())) == 1, (sid, sorted(set(off.tolist()))[:5])
 
 
-def _write(ctx2, data: bytes) -> Path:
-    p = ctx2[3] / "decoded.trx"
+def _write(folder: Path, data: bytes) -> Path:
+    """A copy of the trace bytes to open with open_trace (the run folders are rewritten by later runs)."""
+    p = folder / "decoded.trx"
     if not p.exists() or p.read_bytes() != data:
         p.write_bytes(data)
     return p
@@ -205,7 +225,7 @@ def test_app_traced_runs_deterministically(tmp_path, app, opts):
     assert a.rc == 0 and a.console.passed, a.text
     assert a.text == b.text and a.trace == b.trace
     assert a.console.trace["dropped"] == "0" and METRIC[app] in a.console.results
-    tr = open_trace(_write((None, None, None, tmp_path), a.trace))
+    tr = open_trace(_write(tmp_path, a.trace))
     marks = tr.events[tr.events["kind"] == EventKind.MARK]
     assert len(marks) > 0 and set(np.unique(marks["marker"]).tolist()) <= set(SITES)
 
@@ -234,7 +254,7 @@ def test_full_buffer_is_counted_and_reported(tmp_path):
     assert wraps >= 1 and dropped == events - cap > 0
     assert ("trace.overflow", f"dropped={dropped}") in r.console.fails
     assert r.console.done[1] >= 1
-    tr = open_trace(_write((None, None, None, tmp_path), r.trace))
+    tr = open_trace(_write(tmp_path, r.trace))
     assert len(tr.events) == cap
     assert "TRX_WRAPPED" in {d.code for d in tr.diagnostics}
     assert np.all(np.diff(tr.events["ts_raw"].astype(np.int64)) >= 0)
