@@ -693,6 +693,8 @@ def analyze_dirs(
     """Discover, analyze (in parallel, cached) and write the campaign; returns the manifest."""
     out_dir = Path(out_dir)
     jobs = discover(roots, exclude=[out_dir])
+    # largest first: the pool stays busy to the end (longest-processing-time-first scheduling)
+    jobs.sort(key=lambda j: -sum(f.stat().st_size for f in j[1].iterdir() if f.is_file()))
     workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
     done = [0]
     t0 = time.perf_counter()

@@ -64,8 +64,14 @@ class Agreement:
     resolvable: bool
     verdict: str  #: PASS, FAIL, UNRESOLVED, NO_PAIRS
 
+    @property
+    def calibration_pct(self) -> float:
+        """The site calibration relative to the logic mean: how much of the agreement rests on it."""
+        return 100.0 * self.calibration_ns / self.logic_mean if self.logic_mean else float("nan")
+
     def as_row(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "instance_abs_rel_pct"}
+        d["calibration_pct"] = self.calibration_pct
         d.update(self.instance_abs_rel_pct.as_dict("inst_abs_rel_pct_"))
         return d
 

@@ -184,3 +184,24 @@ def test_bad_capture_folders_fail_alone(tmp_path, run_json, files, code):
         assert code is None
     else:
         assert bad["error"] and (code is None or bad["code"] == code)
+
+
+@pytest.mark.slow
+def test_scheduler_address_runs_on_an_existing_dask_cluster(campaign, tmp_path):
+    from distributed import LocalCluster
+
+    root, out, _ = campaign
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        rc = main(
+            ["analyze", str(root), "-o", str(tmp_path / "o"), "--scheduler", cluster.scheduler_address, "-q"]
+        )
+    assert rc == 1  # the broken capture fails, the rest complete
+    a = (
+        load_campaign(out)["campaign"]
+        .sort_values(["capture", "metric", "source", "profile"])
+        .reset_index(drop=True)
+    )
+    b = load_campaign(tmp_path / "o")["campaign"]
+    b = b.sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)

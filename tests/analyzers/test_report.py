@@ -102,7 +102,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
         if IN_CI:
             pytest.fail(msg + " — required in CI")
         pytest.skip(msg)
-    _, path = report
+    out, path = report
     shot = tmp_path / "shot.png"
     dom = subprocess.run(
         [
@@ -125,6 +125,10 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Trace versus capture agreement" in dom.stdout and "ctx_switch.yield" in dom.stdout
+    comp = load_campaign(out)["comparison"]
+    row = comp[(comp.metric == "isr.to_task.latency") & (comp.source == "trace") & (comp.rtos == "threadx")]
+    assert f"{row.mean_ns.iloc[0]:,.1f}" in dom.stdout  # a key number, as rendered by the browser
+    assert dom.stdout.count(">PASS<") >= 8
     r = subprocess.run(
         [
             exe,

@@ -190,15 +190,18 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
     maxl = int(lvl.max())
     if maxl > 0:
         ctx_type[lvl > 0] = CtxType.ISR
-        idx = np.arange(n, dtype=it)
         if maxl <= 16:
             # IRQ at level d: the last ISR_ENTER whose depth-after is d (always in the same segment,
-            # because every segment starts at depth 0).
+            # because every segment starts at depth 0): the c-th such enter, c = running count.
             for d in range(1, maxl + 1):
-                pos = np.where(enter & (depth == d), idx, -1)
-                np.maximum.accumulate(pos, out=pos)
-                rows = np.flatnonzero(lvl == d)
-                ctx_id[rows] = arg[pos[rows]]
+                em = depth == d
+                em &= enter
+                e_irq = arg[em]
+                cnt = np.cumsum(em, dtype=it)
+                del em
+                rows = lvl == d
+                ctx_id[rows] = e_irq[cnt[rows] - 1]
+                del cnt, rows, e_irq
         else:  # pathological nesting (damaged input): one sort instead of a loop per level
             seg_ = seg if has_ovf else np.zeros(n, it)
             in_isr = np.flatnonzero(lvl > 0)
@@ -215,30 +218,29 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
             ok[ok] = keys[last[ok]] == keys[ok]
             ctx_id[ix[ok]] = arg[ix[last[ok]]]
     del depth
-    # Task state: set by SWITCH_IN (task), IDLE (idle), SWITCH_OUT / OVERFLOW (none).
-    sw_in = kind == K.TASK_SWITCH_IN
+    # Task state: set by SWITCH_IN (task), IDLE (idle), SWITCH_OUT / OVERFLOW (none); the state of
+    # row i is that of the c-th setter, c = number of setters up to i.
     sw_out = kind == K.TASK_SWITCH_OUT
-    setter = sw_in | sw_out | is_ovf
+    setter = kind == K.TASK_SWITCH_IN
     setter |= kind == K.IDLE
-    st_type = np.where(sw_in, np.uint8(CtxType.TASK), np.uint8(CtxType.NONE))
-    st_type[kind == K.IDLE] = CtxType.IDLE
-    st_id = np.where(sw_in, arg, np.int32(-1)).astype(np.int32, copy=False)
-    del sw_in
-    last = np.where(setter, np.arange(n, dtype=it), it(-1))
+    setter |= sw_out
+    setter |= is_ovf
+    set_kind = kind[setter]
+    set_type = np.where(set_kind == K.TASK_SWITCH_IN, np.uint8(CtxType.TASK),
+                        np.where(set_kind == K.IDLE, np.uint8(CtxType.IDLE), np.uint8(CtxType.NONE)))
+    set_id = np.where(set_kind == K.TASK_SWITCH_IN, arg[setter], np.int32(-1)).astype(np.int32, copy=False)
+    del set_kind
+    cnt = np.cumsum(setter, dtype=it)
     del setter
-    np.maximum.accumulate(last, out=last)
-    # SWITCH_OUT rows belong to the task that stops: use the state before them.
-    out_rows = np.flatnonzero(sw_out)
+    cnt[sw_out] -= 1  # SWITCH_OUT rows belong to the task that stops: the state before them
     del sw_out
-    if out_rows.shape[0]:
-        last[out_rows] = np.where(out_rows > 0, last[np.maximum(out_rows - 1, 0)], -1)
-    known = last >= 0
-    np.maximum(last, 0, out=last)
     task = lvl == 0
-    task &= known
-    del known, lvl
-    np.copyto(ctx_type, st_type[last], where=task)
-    np.copyto(ctx_id, st_id[last], where=task)
+    task &= cnt > 0
+    del lvl
+    sel = cnt[task] - 1
+    del cnt
+    ctx_type[task] = set_type[sel]
+    ctx_id[task] = set_id[sel]
     if has_ovf:
         ctx_type[is_ovf] = CtxType.NONE
         ctx_id[is_ovf] = -1
@@ -376,7 +378,10 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
             del kh, is_api
         ev["kind"] = kind
         # values (payload per kind)
-        val = np.full(m_ev, VALUE_NULL, dtype=np.int64)
+        ev["value"] = VALUE_NULL
+        ev["marker"] = 0
+        ev["target_id"] = -1
+        val = ev["value"]  # strided views: masked writes touch only their rows
         for evt, src in ((EvtId.OVERFLOW, p0), (EvtId.TASK_STOP_READY, p1), (EvtId.SYSTIME_CYCLES, p0)):
             m = np.flatnonzero(kid == evt)
             val[m] = src[m]
@@ -397,15 +402,13 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
             _, s = r.aux(int(raw_rows[j]) if raw_rows is not None else j)
             val[j] = len(strings)
             strings.append(s or "")
-        ev["value"] = val
         del val
         # markers
-        marker = np.zeros(m_ev, dtype=np.uint32)
+        marker = ev["marker"]
         m = np.flatnonzero((kid == EvtId.MARK_START) | (kid == EvtId.MARK_STOP))
         marker[m] = p0[m]
         m = np.flatnonzero(is_mark)
         marker[m] = p1[m]
-        ev["marker"] = marker
         del marker, is_mark
         for j in np.flatnonzero((kid == EvtId.EX) & (p0 == ExSubId.NAME_MARKER)).tolist():
             vals, s = r.aux(int(raw_rows[j]) if raw_rows is not None else j)
@@ -416,10 +419,9 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
         if ret.shape[0]:
             ev["src_id"][ret] = p0[ret]
         # target tasks and context arguments
-        tgt = np.full(m_ev, -1, dtype=np.int32)
+        tgt = ev["target_id"]
         m = np.flatnonzero(_TARGET_LUT[np.minimum(kid, 31)])
         tgt[m] = task_index(p0[m])
-        ev["target_id"] = tgt
         del tgt
         arg = np.full(m_ev, -1, dtype=np.int32)
         m = np.flatnonzero(kid == EvtId.ISR_ENTER)

@@ -197,11 +197,12 @@ def _write(folder: Path, data: bytes) -> Path:
 # (app, options) that fit the trace buffer of the 128 KB QEMU board (firmware/README.md, ThreadX)
 TRACED = [
     ("ctx_switch", {"CT_NTASKS": 5}),
-    ("ctx_switch", {"CT_NTASKS": 10, "CT_ITERATIONS": 100}),
+    ("ctx_switch", {"CT_NTASKS": 10, "CT_ITERATIONS": 80}),
     ("periodic", {}),
     ("periodic", {"CT_LOAD": 1}),
     ("isr_latency", {}),
     ("fft_workload", {"CT_FFT_FRAMES": 1}),
+    ("fft_workload", {"CT_FFT_FRAMES": 2, "CT_TX_TRACE_FILTER": 0x40}),  # no queue-service events
     ("calib", {}),
 ]
 METRIC = {
@@ -228,6 +229,8 @@ def test_app_traced_runs_deterministically(tmp_path, app, opts):
     tr = open_trace(_write(tmp_path, a.trace))
     marks = tr.events[tr.events["kind"] == EventKind.MARK]
     assert len(marks) > 0 and set(np.unique(marks["marker"]).tolist()) <= set(SITES)
+    queue_ids = (tr.events["src_id"] >= 60) & (tr.events["src_id"] <= 70)  # TX_TRACE_QUEUE_* (tracex.md §5)
+    assert np.any(queue_ids) == (app == "fft_workload" and not opts.get("CT_TX_TRACE_FILTER"))
 
 
 @pytest.mark.slow

@@ -59,3 +59,16 @@ def test_worked_example() -> None:
     assert ct.tolist() == [CtxType.TASK, CtxType.ISR, CtxType.ISR, CtxType.ISR, CtxType.ISR, CtxType.ISR,
                            CtxType.IDLE]
     assert ci.tolist() == [3, 15, 40, 40, 15, 15, -1]
+
+
+def test_deep_nesting_uses_the_sort_path() -> None:
+    # more than 16 open ISRs (only damaged input does this): the lexsort fallback must agree
+    kinds = [K.TASK_SWITCH_IN] + [K.ISR_ENTER] * 20 + [K.MARK] + [K.ISR_EXIT] * 22 + [K.MARK, K.OVERFLOW,
+                                                                                       K.ISR_ENTER, K.MARK]
+    arg = [7] + list(range(100, 120)) + [0] * 23 + [0, 0, 5, 0]
+    kind = np.array([int(k) for k in kinds], dtype=np.uint8)
+    a = np.array(arg, dtype=np.int32)
+    ct, ci = track_context(kind, a)
+    rt, ri = reference(kind.tolist(), a.tolist())
+    assert (ct.tolist(), ci.tolist()) == (rt, ri)
+    assert ci[21] == 119 and ct[-1] == CtxType.ISR and ci[-1] == 5
