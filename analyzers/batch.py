@@ -643,7 +643,20 @@ def _run_pool(
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
+        # forkserver: a clean server process forks the workers (no threads inherited from the
+        # parent); preloading the analysis modules there lets every worker start without imports
         ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload(
+                [
+                    "numpy",
+                    "pyarrow",
+                    "pyarrow.parquet",
+                    "analyzers.run",
+                    "analyzers.crossval",
+                    "analyzers.batch",
+                ]
+            )
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
             futs = [ex.submit(analyze_capture, folder, cid, out_dir, **kw) for cid, folder in jobs]
             for f in as_completed(futs):
