@@ -30,13 +30,38 @@ static inline unsigned ct_site_pin(unsigned id)
 /* Site id -> dotted name ("ctx.yield"); NULL for an unknown id. */
 const char *ct_site_name(unsigned id);
 
+/* Interrupts are masked across the pin store and the trace record, so an interrupt can never land
+ * between the two and make one instance of a site longer on one side than on the other; the offset
+ * between edge and event is then the same constant for every instance of a site. */
+static inline __attribute__((always_inline)) uint32_t ct_site_irq_mask(void)
+{
+#if defined(__ARM_ARCH)
+    uint32_t primask;
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+    return primask;
+#else
+    return ct_irq_save();
+#endif
+}
+
+static inline __attribute__((always_inline)) void ct_site_irq_restore(uint32_t primask)
+{
+#if defined(__ARM_ARCH)
+    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
+#else
+    ct_irq_restore(primask);
+#endif
+}
+
 static inline __attribute__((always_inline)) void ct_site(enum ct_site_id id)
 {
+    uint32_t primask = ct_site_irq_mask();
     unsigned level = (unsigned)(ct_site_level[id] ^= 1u);
     ct_pin_write(ct_site_pin(id), level);
 #if CT_TRACE
     ct_port_trace_mark((unsigned)id, level);
 #endif
+    ct_site_irq_restore(primask);
 }
 
 #endif

@@ -221,9 +221,7 @@ def _site_edges(sr: Path) -> dict[str, list[int]]:
     tr = trace_parsers.open_trace(sr)
     ev = tr.to_pandas()
     return {
-        c.name: ev.loc[ev["marker"] == c.index, "ts"].tolist()
-        for c in tr.channels
-        if c.name != "uart.tx"
+        c.name: ev.loc[ev["marker"] == c.index, "ts"].tolist() for c in tr.channels if c.name != "uart.tx"
     }
 
 

@@ -21,8 +21,26 @@ static unsigned mark_log[4096][2];
 static unsigned mark_n;
 volatile uint8_t ct_site_level[CT_SITE_COUNT];
 
+/* Host stand-ins for interrupt masking: ct_site() must hold the mask across pin store and trace mark. */
+static unsigned irq_masked;
+static unsigned unmasked_marks;
+
+uint32_t ct_irq_save(void)
+{
+    uint32_t was = irq_masked;
+    irq_masked = 1;
+    return was;
+}
+
+void ct_irq_restore(uint32_t state)
+{
+    irq_masked = state;
+}
+
 void ct_port_trace_mark(unsigned site, unsigned value)
 {
+    if (!irq_masked)
+        unmasked_marks++;
     mark_log[mark_n][0] = site;
     mark_log[mark_n][1] = value;
     mark_n++;
@@ -81,6 +99,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < k; ++i) ct_site((enum ct_site_id)id);
         for (unsigned i = 0; i < host_pin_n; ++i) printf("pin %u %u\n", host_pin_log[i][0], host_pin_log[i][1]);
         for (unsigned i = 0; i < mark_n; ++i) printf("mark %u %u\n", mark_log[i][0], mark_log[i][1]);
+        printf("unmasked_marks %u\nmasked_after %u\n", unmasked_marks, irq_masked);
     } else {
         return 2;
     }
