@@ -67,6 +67,8 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
     """
     found: dict[str, Path] = {}
     excl = [p.resolve() for p in exclude]
+    # ids are paths relative to the roots' common ancestor, so folders from several roots never collide
+    base = Path(os.path.commonpath([Path(r).resolve() for r in roots])) if roots else Path(".")
     for root in roots:
         root = Path(root)
         if not root.is_dir():
@@ -77,10 +79,8 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
                 dirnames[:] = []
                 continue
             dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))  # temp/hidden folders
-            rel = d.relative_to(root).as_posix()
+            rel = d.resolve().relative_to(base).as_posix()
             cid = rel if rel != "." else d.resolve().name
-            if len(roots) > 1 and rel != ".":  # several roots: keep ids apart
-                cid = f"{root.resolve().name}/{rel}"
             if "run.json" in filenames:
                 found[cid] = d
                 dirnames[:] = []

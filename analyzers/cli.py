@@ -27,7 +27,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only ``command``'s module is imported (all of them when None), so a
+    `crosstrace info` never pays for the analysis stack's imports."""
     from trace_parsers import __version__
 
     p = argparse.ArgumentParser(prog="crosstrace", description=__doc__.splitlines()[0])
@@ -35,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, setup, help_) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_, description=help_)
+        if command is not None and name != command:
+            continue  # never parsed in this run: leave it unconfigured
         try:
             fn: Callable[[argparse.ArgumentParser], None] = getattr(importlib.import_module(module), setup)
         except (ImportError, AttributeError):
@@ -251,7 +255,9 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -39,6 +39,9 @@ FORMATS: tuple[tuple[str, str, str, str], ...] = (
 
 _LAZY = {reader: module for _, module, _, reader in FORMATS}
 
+#: formats whose files are zip archives (sigrok session, DSView); only sniffed for zip content
+_ZIP_FORMATS = frozenset({"sigrok", "dsl"})
+
 SNIFF_BYTES = 4096
 
 
@@ -51,7 +54,10 @@ def detect_format(path: str | Path) -> str:
     except OSError as e:
         raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
                                path=str(p)) from None
+    is_zip = head[:4] == b"PK\x03\x04"
     for name, module, sniffer, _ in FORMATS:
+        if name in _ZIP_FORMATS and not is_zip:
+            continue  # skip importing zip-based readers for content that is no zip
         try:
             mod = importlib.import_module(module)
         except ImportError:  # a format whose reader is not built into this installation

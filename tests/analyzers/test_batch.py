@@ -25,6 +25,15 @@ def test_discovery_finds_run_json_folders(campaign):
     assert len(ids) == 10 and "qemu_netduinoplus2/freertos/ctx_switch/r1" in ids
 
 
+def test_discovery_keeps_folders_from_several_roots_apart(campaign):
+    root, _, _ = campaign
+    runs = sorted(d for _, d in discover([root]) if d.name == "r1")[:3]  # same leaf name, other parents
+    found = discover(runs)
+    assert len(found) == len(runs) == 3
+    assert len({cid for cid, _ in found}) == 3
+    assert sorted(d for _, d in found) == runs
+
+
 def test_bad_capture_is_reported_and_the_rest_complete(campaign):
     _, out, man = campaign
     failed = [c for c in man["captures"] if c["status"] != "ok"]
