@@ -72,7 +72,7 @@ bench: build
 	$(PY) -m bench
 
 .PHONY: ci ## what .ci/run calls: setup, lint, docs check, tests, firmware that needs no third-party code
-ci: setup lint docs-check test fw-ci
+ci: setup lint docs-check test-all fw-ci
 
 .PHONY: clean ## remove build outputs
 clean:

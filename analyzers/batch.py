@@ -624,6 +624,15 @@ def write_campaign(out_dir: Path, results: list[dict[str, Any]]) -> dict[str, An
     return manifest
 
 
+def _single_threaded() -> None:
+    """Pool-worker initializer: one worker per core, so no library thread pools on top of it
+    (pyarrow's would oversubscribe the cores and slow every capture down)."""
+    import pyarrow as pa
+
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+
+
 def _run_pool(
     jobs: list[tuple[str, Path]],
     out_dir: Path,
@@ -657,7 +666,7 @@ def _run_pool(
                     "analyzers.batch",
                 ]
             )
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_single_threaded) as ex:
             futs = [ex.submit(analyze_capture, folder, cid, out_dir, **kw) for cid, folder in jobs]
             for f in as_completed(futs):
                 r = f.result()

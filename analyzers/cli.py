@@ -55,11 +55,29 @@ def _unavailable(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _reader_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def _run_json_tick_hz(path: Path) -> int | None:
+    """The trace tick rate a capture folder's run.json states for ``path`` (issue: TraceX has none)."""
+    rj = Path(path).parent / "run.json"
+    try:
+        trace = json.loads(rj.read_text()).get("trace") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if trace.get("file") == Path(path).name and isinstance(trace.get("tick_hz"), int):
+        return int(trace["tick_hz"])
+    return None
+
+
+def _reader_kwargs(args: argparse.Namespace, path: Path | None = None) -> dict[str, Any]:
     kw: dict[str, Any] = {"on_corrupt": args.on_corrupt}
-    if getattr(args, "tick_hz", None):
-        kw["tick_hz"] = args.tick_hz
-    if getattr(args, "samplerate", None):
+    if path is None:
+        return kw
+    from trace_parsers import detect_format
+
+    fmt = detect_format(path)
+    tick_hz = getattr(args, "tick_hz", None) or _run_json_tick_hz(path)
+    if tick_hz and fmt == "tracex":  # the only trace format that does not state its rate
+        kw["tick_hz"] = tick_hz
+    if getattr(args, "samplerate", None) and fmt in ("sigrok", "vcd", "saleae_csv", "saleae_binary", "dsl"):
         kw["samplerate"] = args.samplerate
     return kw
 
@@ -169,7 +187,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     results = []
     for f in args.files:
         try:
-            tr = open_trace(f, **_reader_kwargs(args))
+            tr = open_trace(f, **_reader_kwargs(args, f))
         except TraceError as e:
             print(f"crosstrace: {e}", file=sys.stderr)
             results.append({"path": str(f), "error": str(e), "code": e.code})
@@ -198,7 +216,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     from trace_parsers import TraceError, open_trace
 
     try:
-        tr = open_trace(args.file, **_reader_kwargs(args))
+        tr = open_trace(args.file, **_reader_kwargs(args, args.file))
     except TraceError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 1

@@ -156,14 +156,18 @@ class WordEdgeScanner:
         if not self.full_mask:
             s = s & self.dtype.type(self.mask)
         prev = self.dtype.type(self.last)
-        first_changed = s[0] != prev
-        d = s[1:] ^ s[:-1]
-        nz = np.flatnonzero(d)
-        dv = d[nz]
-        nz = nz + 1
-        if first_changed:
-            nz = np.concatenate(([0], nz))
-            dv = np.concatenate(([s[0] ^ prev], dv))
+        per = 8 // s.dtype.itemsize if s.dtype.itemsize < 8 else 1
+        if per > 1 and s.size % per == 0:
+            nz, dv = _changes_by_word(s, prev, per)
+        else:
+            first_changed = s[0] != prev
+            d = s[1:] ^ s[:-1]
+            nz = np.flatnonzero(d)
+            dv = d[nz]
+            nz = nz + 1
+            if first_changed:
+                nz = np.concatenate(([0], nz))
+                dv = np.concatenate(([s[0] ^ prev], dv))
         if nz.size:
             base = self.samples
             for k, b in enumerate(self.bits):
@@ -188,6 +192,34 @@ class WordEdgeScanner:
             e = np.concatenate(parts) if parts else np.zeros(0, np.int64)
             out.append(ChannelEdges(int(idx[k]), str(name), int(init[k]), e))
         return out
+
+
+def _changes_by_word(s: np.ndarray, prev: Any, per: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sample indices where ``s`` changes (against ``prev`` before ``s[0]``) and the XOR there.
+
+    Equivalent to an XOR of neighbours over every sample, but compares 64-bit words of ``per``
+    samples: only words that are not uniform, or differ from the word before, can hold a change, and
+    only those are unpacked. Sparse edges at high sample rates cost ~1/``per`` of a per-sample scan.
+
+    >>> s = np.array([1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 2, 3, 2], dtype=np.uint16)
+    >>> [a.tolist() for a in _changes_by_word(s, np.uint16(0), 4)]
+    [[0, 5, 12, 13, 14, 15], [1, 3, 1, 1, 1, 1]]
+    """
+    bits = 64 // per
+    w = s.view(np.uint64)
+    rot = (w >> np.uint64(bits)) | (w << np.uint64(64 - bits))  # a word equals its rotation iff uniform
+    cand = rot != w
+    cand[1:] |= w[1:] != w[:-1]
+    cand[0] |= bool(s[0] != prev)
+    k = np.flatnonzero(cand)
+    if k.size == 0:
+        return k, s[:0]
+    words = s.reshape(-1, per)[k]  # (m, per) samples of the candidate words
+    before = np.where(k > 0, s[np.maximum(k * per - 1, 0)], prev).astype(s.dtype)
+    full = np.concatenate((before[:, None], words), axis=1)
+    d = full[:, 1:] ^ full[:, :-1]
+    row, col = np.nonzero(d)
+    return k[row] * per + col, d[row, col]
 
 
 class BitPlaneEdgeScanner:

@@ -46,3 +46,27 @@ def test_info_bad_file(tmp_path, capsys):
     p.write_bytes(b"BTXT" + bytes(10))
     assert main(["info", str(p)]) == 1
     assert "TRX_BAD_HEADER" in capsys.readouterr().err
+
+
+def test_info_takes_tick_hz_from_the_capture_folders_run_json(tmp_path, capsys) -> None:
+    """A .trx states no tick rate; `crosstrace info` reads it from run.json beside the file."""
+    import json
+    import shutil
+
+    from analyzers.cli import main
+
+    from ...conftest import CAPTURES
+
+    src = next(CAPTURES.glob("qemu_netduinoplus2/threadx/isr_latency/*/trace.trx"), None)
+    if src is None:
+        import pytest
+
+        pytest.skip("no committed ThreadX capture")
+    shutil.copy(src, tmp_path / "trace.trx")
+    assert main(["info", "--json", str(tmp_path / "trace.trx")]) == 0
+    assert json.loads(capsys.readouterr().out)["tick_hz"] is None
+    (tmp_path / "run.json").write_text(json.dumps({"trace": {"file": "trace.trx", "tick_hz": 1_000_000_000}}))
+    assert main(["info", "--json", str(tmp_path / "trace.trx")]) == 0
+    assert json.loads(capsys.readouterr().out)["tick_hz"] == 1_000_000_000
+    assert main(["info", "--json", "--tick-hz", "500", str(tmp_path / "trace.trx")]) == 0
+    assert json.loads(capsys.readouterr().out)["tick_hz"] == 500
