@@ -30,16 +30,21 @@ CASES = [
     ("freertos", "isr_latency", "", "", "isr.to_task.latency"),
     ("freertos", "fft_workload", "untraced", "-DCT_TRACE=0", "fft.duration"),
     ("freertos", "fft_workload", "", "", "fft.duration"),
+    ("threadx", "ctx_switch", "untraced", "-DCT_TRACE=0", "ctx_switch.yield"),
+    ("threadx", "ctx_switch", "", "", "ctx_switch.yield"),
+    ("threadx", "isr_latency", "untraced", "-DCT_TRACE=0", "isr.to_task.latency"),
+    ("threadx", "isr_latency", "", "", "isr.to_task.latency"),
+    ("threadx", "fft_workload", "untraced", "-DCT_TRACE=0 -DCT_FFT_FRAMES=2", "fft.duration"),
+    ("threadx", "fft_workload", "f2", "-DCT_FFT_FRAMES=2 -DCT_TX_TRACE_FILTER=0x40", "fft.duration"),
 ]
 
 
 def _image(rtos: str, app: str, variant: str, opts: str) -> tuple[Path | None, str]:
     folder = BUILD / rtos / (f"{app}-{variant}" if variant else app)
     elf = folder / "ct.elf"
-    if elf.is_file():
-        return elf, ""
-    if shutil.which("make") is None:
-        return None, "image missing and no make"
+    if shutil.which("make") is None:  # cannot (re)build: use what is there
+        return (elf, "not rebuilt (no make)") if elf.is_file() else (None, "image missing and no make")
+    # always `make fw`: incremental, so an image older than its sources is never measured
     p = subprocess.run(["make", "-s", "fw", f"RTOS={rtos}", "BOARD=qemu_netduinoplus2", f"APP={app}",
                         f"VARIANT={variant}", f"OPTS={opts}"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ})
