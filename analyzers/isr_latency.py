@@ -50,6 +50,32 @@ def test_irq(trace: Trace, sites: Sequence[Site]) -> int | None:
     return int(vals[np.argmax(cnt)])
 
 
+def _first_exit_at_depth(entries: np.ndarray, outer: np.ndarray, exits: np.ndarray,
+                         depth: np.ndarray) -> np.ndarray:
+    """For each entry index, the first exit index after it whose nesting depth (after the exit)
+    is ``outer`` — the exit of that ISR, not of one nested in it; -1 where there is none.
+
+    >>> d = np.array([1, 2, 1, 0])        # enter, nested enter, nested exit, exit
+    >>> _first_exit_at_depth(np.array([0, 1]), np.array([0, 1]), np.array([2, 3]), d).tolist()
+    [3, 2]
+    """
+    if entries.size == 0 or exits.size == 0:
+        return np.full(entries.size, -1, dtype=np.int64)
+    lo = int(min(depth[exits].min(), outer.min()))
+    span = int(max(depth.size, entries.max() + 1, exits.max() + 1)) + 1
+    d_ex = depth[exits].astype(np.int64) - lo
+    order = np.lexsort((exits, d_ex))  # by depth, then position
+    ex_sorted, d_sorted = exits[order].astype(np.int64), d_ex[order]
+    key = d_sorted * span + ex_sorted
+    q = (outer.astype(np.int64) - lo) * span + entries.astype(np.int64)
+    pos = np.searchsorted(key, q, side="right")
+    ok = pos < key.size
+    ok[ok] &= d_sorted[pos[ok]] == outer[ok].astype(np.int64) - lo
+    out = np.full(entries.size, -1, dtype=np.int64)
+    out[ok] = ex_sorted[pos[ok]]
+    return out
+
+
 def isr_to_task_latency(
     trace: Trace, *, sites: Sequence[Site] | None = None, irq: int | None = None
 ) -> Result:
@@ -74,19 +100,12 @@ def isr_to_task_latency(
             # with the first exit at the same nesting depth
             a = np.flatnonzero(enter)
             depth = np.cumsum(np.where(kind == EventKind.ISR_ENTER, 1, 0) - np.where(exits, 1, 0))
-            ex = np.flatnonzero(exits)
-            starts, ends, to_sched = [], [], []
-            for i in a.tolist():
-                d0 = depth[i] - 1
-                j0 = np.searchsorted(ex, i, side="right")
-                cand = ex[j0 : j0 + 64]
-                hit = cand[depth[cand] == d0]
-                if hit.size == 0:
-                    drop_log.add(DURATION, "no_end_event", int(ts[i]), -1)
-                    continue
-                starts.append(i)
-                ends.append(int(hit[0]))
-                to_sched.append(kind[hit[0]] == EventKind.ISR_TO_SCHED)
+            hit = _first_exit_at_depth(a, depth[a] - 1, np.flatnonzero(exits), depth)
+            found = hit >= 0
+            for i in a[~found].tolist():
+                drop_log.add(DURATION, "no_end_event", int(ts[i]), -1)
+            starts, ends = a[found].tolist(), hit[found].tolist()
+            to_sched = (kind[hit[found]] == EventKind.ISR_TO_SCHED).tolist()
             st = ts[np.asarray(starts, dtype=np.int64)] if starts else np.zeros(0, np.int64)
             en = ts[np.asarray(ends, dtype=np.int64)] if ends else np.zeros(0, np.int64)
             keep = drop_gap_instances(DURATION, st, en, se.gaps, drop_log)

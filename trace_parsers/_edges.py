@@ -38,7 +38,7 @@ from .model import EVENT_DTYPE, Channel, CtxType, Diagnostic, EventKind, Trace, 
 #: word dtype for a unitsize (odd sizes are widened to the next power of two)
 _WORD = {1: "<u1", 2: "<u2", 3: "<u4", 4: "<u4", 5: "<u8", 6: "<u8", 7: "<u8", 8: "<u8"}
 #: sub-block (bytes) used to skip constant stretches inside a block with memcmp
-_SUB_BYTES = 1 << 16
+_SUB_BYTES = 1 << 18
 
 
 @dataclass

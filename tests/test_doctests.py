@@ -1,0 +1,16 @@
+"""The worked examples in docstrings outside the format readers are executed too."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["trace_parsers.model", "analyzers.isr_latency"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    res = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
