@@ -38,6 +38,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def need_tool(tool: str) -> str:
+    """Path of an external tool: fails in CI when missing, skips elsewhere with the reason."""
+    import shutil
+
+    path = shutil.which(tool)
+    if not path:
+        msg = f"{tool} not installed (tools/install-system-deps.sh)"
+        if IN_CI:
+            pytest.fail(msg + " — required in CI", pytrace=False)
+        pytest.skip(msg)
+    return path
+
+
 def corpus_dir(fmt: str) -> Path:
     """``../shared/corpus/<fmt>``: fails in CI when missing, skips elsewhere with the reason."""
     d = CORPUS / fmt

@@ -111,21 +111,19 @@ def test_rerun_is_cached_and_a_change_invalidates(tmp_path):
     assert fresh == ["qemu_netduinoplus2/threadx/periodic/r1"]
 
 
-def test_process_pool_gives_the_serial_results(campaign, tmp_path):
-    root, out, _ = campaign
-    out2 = tmp_path / "pool"
-    analyze_dirs([root], out2, workers=2, scheduler="processes", quiet=True)
-    a = (
+def _campaign_table(out):
+    return (
         load_campaign(out)["campaign"]
         .sort_values(["capture", "metric", "source", "profile"])
         .reset_index(drop=True)
     )
-    b = (
-        load_campaign(out2)["campaign"]
-        .sort_values(["capture", "metric", "source", "profile"])
-        .reset_index(drop=True)
-    )
-    pd.testing.assert_frame_equal(a, b)
+
+
+def test_process_pool_gives_the_serial_results(campaign, tmp_path):
+    root, out, _ = campaign
+    out2 = tmp_path / "pool"
+    analyze_dirs([root], out2, workers=2, scheduler="processes", quiet=True)
+    pd.testing.assert_frame_equal(_campaign_table(out), _campaign_table(out2))
 
 
 @pytest.mark.slow
@@ -133,17 +131,7 @@ def test_local_dask_cluster_gives_identical_results(campaign, tmp_path):
     root, out, _ = campaign
     out2 = tmp_path / "dask"
     analyze_dirs([root], out2, workers=2, scheduler="dask-local", quiet=True)
-    a = (
-        load_campaign(out)["campaign"]
-        .sort_values(["capture", "metric", "source", "profile"])
-        .reset_index(drop=True)
-    )
-    b = (
-        load_campaign(out2)["campaign"]
-        .sort_values(["capture", "metric", "source", "profile"])
-        .reset_index(drop=True)
-    )
-    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(_campaign_table(out), _campaign_table(out2))
 
 
 def test_cli_exit_codes(campaign, tmp_path, capsys):

@@ -17,11 +17,12 @@ import pytest
 
 from analyzers.batch import analyze_capture, discover
 
+from ..conftest import IN_CI
+
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / "captures"
 GOLDEN = ROOT / "tests" / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN", "") not in ("", "0")
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 STATS = ("n", "mean", "std", "min", "p1", "p50", "p99", "max")
 
 

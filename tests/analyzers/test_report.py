@@ -1,6 +1,5 @@
 """`crosstrace report`: one self-contained HTML file with the key numbers; rendered in Chromium."""
 
-import os
 import re
 import shutil
 import struct
@@ -12,9 +11,17 @@ import pytest
 from analyzers.batch import analyze_dirs, load_campaign
 from analyzers.cli import main
 
+from ..conftest import IN_CI
 from ._campaign import make_campaign
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# headless, and none of the background traffic this closed network refuses
+_CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def _chromium(exe: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([exe, *_CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'ud'}", *args],
+                          capture_output=True, text=True, timeout=90)
 
 
 @pytest.fixture(scope="module")
@@ -104,51 +111,14 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
         pytest.skip(msg)
     out, path = report
     shot = tmp_path / "shot.png"
-    dom = subprocess.run(
-        [
-            exe,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'ud'}",
-            "--dump-dom",
-            path.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    dom = _chromium(exe, tmp_path, "--dump-dom", path.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Trace versus capture agreement" in dom.stdout and "ctx_switch.yield" in dom.stdout
     comp = load_campaign(out)["comparison"]
     row = comp[(comp.metric == "isr.to_task.latency") & (comp.source == "trace") & (comp.rtos == "threadx")]
     assert f"{row.mean_ns.iloc[0]:,.1f}" in dom.stdout  # a key number, as rendered by the browser
     assert dom.stdout.count(">PASS<") >= 8
-    r = subprocess.run(
-        [
-            exe,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'ud'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,900",
-            path.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    r = _chromium(exe, tmp_path, f"--screenshot={shot}", "--window-size=1200,900", path.as_uri())
     assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
     rows, bpp = _png_rows(shot)
     # not blank: many distinct colours, and a good share of non-white pixels

@@ -131,4 +131,5 @@ def test_site_toggles_pin_and_marks_new_level(harness, site, k):
     assert all(p == pin for p, _ in pins)
     assert marks == [(site, lvl) for _, lvl in pins]  # the event value is the new pin level
     status = dict(ln.split() for ln in out if ln.startswith(("unmasked_marks", "masked_after")))
-    assert status == {"unmasked_marks": "0", "masked_after": "0"}  # interrupts masked across both, then restored
+    # interrupts masked across pin store and trace mark, then restored
+    assert status == {"unmasked_marks": "0", "masked_after": "0"}

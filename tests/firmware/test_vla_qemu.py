@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.conftest import need_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "firmware" / "tools"))
@@ -26,22 +27,11 @@ from vla.profiles import PROFILES  # noqa: E402
 
 pytestmark = pytest.mark.qemu
 PROBE = Path(__file__).parent / "vla_probe" / "probe.S"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _need(tool: str) -> str:
-    path = shutil.which(tool)
-    if not path:
-        msg = f"{tool} not installed (tools/install-system-deps.sh)"
-        if IN_CI:
-            pytest.fail(msg + " — required in CI", pytrace=False)
-        pytest.skip(msg)
-    return path
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
-    gcc = _need(os.environ.get("CC", "gcc"))
+    gcc = need_tool(os.environ.get("CC", "gcc"))
     out = tmp_path_factory.mktemp("vla") / "vla.so"
     subprocess.run(
         [
@@ -63,7 +53,7 @@ def plugin(tmp_path_factory) -> Path:
 
 
 def build_probe(tmp: Path, spin: int) -> Path:
-    cc = _need("arm-none-eabi-gcc")
+    cc = need_tool("arm-none-eabi-gcc")
     elf = tmp / f"probe{spin}.elf"
     subprocess.run(
         [
@@ -86,7 +76,7 @@ def build_probe(tmp: Path, spin: int) -> Path:
 
 
 def run_probe(plugin: Path, elf: Path, work: Path) -> Path:
-    qemu = _need("qemu-system-arm")
+    qemu = need_tool("qemu-system-arm")
     work.mkdir(exist_ok=True)
     cmd = [qemu, *cap_mod.qemu_flags(0), "-kernel", str(elf), "-plugin", f"{plugin},out=vla.edges"]
     subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
@@ -116,7 +106,7 @@ def test_pin_edges_at_instruction_spacing(plugin, tmp_path, spin):
 
 
 def test_sr_matches_plugin_edges_in_sigrok_cli(plugin, tmp_path):
-    sigrok = _need("sigrok-cli")
+    sigrok = need_tool("sigrok-cli")
     log = read_edge_log(run_probe(plugin, build_probe(tmp_path, 100), tmp_path / "w"))
     cap = channels_from_log(log)
     out = tmp_path / "logic.sr"
@@ -193,7 +183,7 @@ def test_timeout_is_reported(plugin, tmp_path, monkeypatch):
     spin_forever.write_text(
         ".syntax unified\n.thumb\n.text\n.word 0x20010000\n.word r\n.thumb_func\n.global r\nr: b r\n"
     )
-    cc = _need("arm-none-eabi-gcc")
+    cc = need_tool("arm-none-eabi-gcc")
     elf = tmp_path / "hang.elf"
     subprocess.run(
         [
@@ -235,7 +225,7 @@ def test_baremetal_reference_capture_reproduces(plugin, tmp_path, monkeypatch):
     if not (ref / "run.json").exists():
         pytest.skip("no committed bare-metal reference capture")
     for tool in ("cmake", "ninja", "arm-none-eabi-gcc", "qemu-system-arm"):
-        _need(tool)
+        need_tool(tool)
     monkeypatch.setattr(cap_mod, "PLUGIN", plugin)
     monkeypatch.setenv("FW_BUILD", str(tmp_path / "fw"))
     spec = next(s for s, _ in cap_mod.load_campaign() if (s.rtos, s.app_dir) == ("baremetal", "isr_latency"))

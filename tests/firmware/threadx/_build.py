@@ -8,29 +8,18 @@ by ``CT_THREADX_SRC``, ``$CT_DEPS_DIR/threadx`` or ``firmware/third_party/thread
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import need_tool  # noqa: F401  (re-exported for the ThreadX tests)
 from tests.firmware.console import Console, parse_console
 from tests.firmware.qemu_smoke import qemu_command
 
 ROOT = Path(__file__).resolve().parents[3]
 FW = ROOT / "firmware"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def need_tool(tool: str) -> str:
-    path = shutil.which(tool)
-    if not path:
-        msg = f"{tool} not installed (tools/install-system-deps.sh)"
-        if IN_CI:
-            pytest.fail(msg + " — required in CI", pytrace=False)
-        pytest.skip(msg)
-    return path
 
 
 def threadx_source() -> Path | None:
