@@ -80,6 +80,27 @@ class Alignment:
         it, il = self.pairs.get(site, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         return dict(zip(it.tolist(), il.tolist()))
 
+    def map_indices(self, site: str, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`map_index` for an array: the logic edge index of each trace occurrence in
+        ``idx`` (-1 where it has none) and the mask of those that have one.
+
+        >>> al = Alignment(0.0, 1.0, 2, pairs={"s": (np.array([0, 2]), np.array([1, 4]))})
+        >>> [a.tolist() for a in al.map_indices("s", np.array([2, 1, 0]))]
+        [[4, -1, 1], [True, False, True]]
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        it, il = self.pairs.get(site, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        it, il = np.asarray(it, dtype=np.int64), np.asarray(il, dtype=np.int64)
+        if it.size == 0:
+            return np.full(idx.size, -1, np.int64), np.zeros(idx.size, dtype=bool)
+        if it.size > 1 and not bool(np.all(it[1:] > it[:-1])):
+            # as in the dict of map_index: the last pair of a repeated occurrence wins
+            it, last = np.unique(it[::-1], return_index=True)
+            il = il[::-1][last]
+        pos = np.minimum(np.searchsorted(it, idx), it.size - 1)
+        ok = it[pos] == idx
+        return np.where(ok, il[pos], -1), ok
+
 
 def interval_tolerance(d: np.ndarray, quantum_ns: float) -> np.ndarray:
     """How far an edge interval may differ from its trace interval and still match: two quanta,
@@ -122,8 +143,8 @@ def _fit(groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float,
             continue
         mx, my = float(x.mean()), float((y - x).mean())
         xc = x - mx
-        sxx += float(np.dot(xc, xc))
-        sxy += float(np.dot(xc, (y - x) - my))
+        sxx += float(np.sum(xc * xc))  # not np.dot: BLAS threads would change the last digits
+        sxy += float(np.sum(xc * ((y - x) - my)))
         means.append((mx, my))
     beta = sxy / sxx if sxx > 0 else 0.0  # slope of (y - x) on x, i.e. b - 1
     cs = np.array([my - beta * mx for mx, my in means])
@@ -230,7 +251,7 @@ def _pair_nearest(t: np.ndarray, e: np.ndarray, pred: np.ndarray, q: float) -> t
     ok = np.abs(res) <= np.maximum(0.45 * spacing, 3 * q)
     it = np.flatnonzero(ok)
     jl = j[ok]
-    if it.size:
+    if it.size > 1 and not bool(np.all(jl[1:] > jl[:-1])):  # (usually one-to-one and monotonic)
         # one-to-one: for each edge keep the closest trace occurrence
         order = np.lexsort((np.abs(res[ok]), jl))
         it, jl = it[order], jl[order]

@@ -65,36 +65,42 @@ def make_table(series: Sequence[Series], source: str) -> Any:
     """Stack ``series`` into one per-instance Arrow table."""
     import pyarrow as pa
 
-    cols: dict[str, list[Any]] = {n: [] for n, *_ in INSTANCE_COLUMNS}
-    for s in series:
-        n = len(s)
-        if n == 0:
-            continue
-        cols["metric"].append(np.full(n, s.metric, dtype=object))
-        cols["source"].append(np.full(n, source, dtype=object))
-        cols["instance"].append(np.arange(n, dtype=np.int64))
-        cols["start_ts"].append(np.asarray(s.start_ts, dtype=np.int64))
-        cols["end_ts"].append(np.asarray(s.end_ts, dtype=np.int64))
-        cols["value"].append(np.asarray(s.value, dtype=np.float64))
-        cols["unit"].append(np.full(n, s.unit, dtype=object))
-        cols["start_site"].append(np.full(n, s.start_site, dtype=object))
-        cols["start_idx"].append(
-            np.full(n, -1, np.int64) if s.start_idx is None else np.asarray(s.start_idx, dtype=np.int64)
-        )
-        cols["end_site"].append(np.full(n, s.end_site, dtype=object))
-        cols["end_idx"].append(
-            np.full(n, -1, np.int64) if s.end_idx is None else np.asarray(s.end_idx, dtype=np.int64)
-        )
+    series = [s for s in series if len(s)]
+    n = np.array([len(s) for s in series], dtype=np.int64)
+    # string columns are constant per series: one value per series, repeated by `take`
+    rep = pa.array(np.repeat(np.arange(n.size, dtype=np.int64), n))
+
+    def strings(values: list[str]) -> Any:
+        return pa.array(values, pa.string()).take(rep)
+
+    def ints(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def site_idx(idx: np.ndarray | None, k: int) -> np.ndarray:
+        return np.full(k, -1, np.int64) if idx is None else np.asarray(idx, dtype=np.int64)
+
+    cols: dict[str, Any] = {
+        "metric": strings([s.metric for s in series]),
+        "source": strings([source] * n.size),
+        "instance": ints([np.arange(k, dtype=np.int64) for k in n.tolist()]),
+        "start_ts": ints([np.asarray(s.start_ts, dtype=np.int64) for s in series]),
+        "end_ts": ints([np.asarray(s.end_ts, dtype=np.int64) for s in series]),
+        "value": (
+            np.concatenate([np.asarray(s.value, dtype=np.float64) for s in series])
+            if series
+            else np.zeros(0, np.float64)
+        ),
+        "unit": strings([s.unit for s in series]),
+        "start_site": strings([s.start_site for s in series]),
+        "start_idx": ints([site_idx(s.start_idx, k) for s, k in zip(series, n.tolist())]),
+        "end_site": strings([s.end_site for s in series]),
+        "end_idx": ints([site_idx(s.end_idx, k) for s, k in zip(series, n.tolist())]),
+    }
     schema = arrow_schema()
     arrays = []
     for f in schema:
-        parts = cols[f.name]
-        data = (
-            np.concatenate(parts)
-            if parts
-            else np.zeros(0, dtype=object if f.type == "string" else np.float64)
-        )
-        arrays.append(pa.array(data.tolist() if data.dtype == object else data, type=f.type))
+        c = cols[f.name]
+        arrays.append(c if isinstance(c, pa.Array) else pa.array(c, type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -24,28 +24,24 @@ def decode_edges(
     ts = np.asarray(ts, dtype=np.int64)
     lv = np.asarray(level_after, dtype=np.int64)
     bit = 1e9 / baud
-    out = bytearray()
-    starts: list[int] = []
-    errors = 0
     if ts.size == 0:
         return b"", np.zeros(0, np.int64), 0
-
-    def level_at(t: float) -> int:
-        i = int(np.searchsorted(ts, t, side="right")) - 1
-        return int(initial_level) if i < 0 else int(lv[i])
-
     falls = np.flatnonzero(lv == 0)
+    t_falls = ts[falls]
+    # a byte starts at a falling edge; the next one at the first falling edge after the middle
+    # of its stop bit: follow that chain from the first falling edge
+    t0 = t_falls.astype(np.float64)
+    nxt = np.searchsorted(t_falls, t0 + (data_bits + 1.5) * bit, side="right").tolist()
+    chain: list[int] = []
     k = 0
-    while k < falls.size:
-        t0 = float(ts[falls[k]])
-        byte = 0
-        for b in range(data_bits):
-            if level_at(t0 + (b + 1.5) * bit):
-                byte |= 1 << b
-        if not level_at(t0 + (data_bits + 1.5) * bit):
-            errors += 1
-        out.append(byte)
-        starts.append(int(t0))
-        t_next = t0 + (data_bits + 1.5) * bit  # the middle of the stop bit
-        k = int(np.searchsorted(ts[falls], t_next, side="right"))
-    return bytes(out), np.asarray(starts, dtype=np.int64), errors
+    while k < len(nxt):
+        chain.append(k)
+        k = nxt[k]
+    t0 = t0[np.asarray(chain, dtype=np.int64)]
+    # line level in the middle of every data bit and of the stop bit
+    at = t0[:, None] + (np.arange(data_bits + 1) + 1.5)[None, :] * bit
+    i = np.searchsorted(ts, at, side="right") - 1
+    level = np.where(i < 0, int(initial_level), lv[np.maximum(i, 0)]) != 0
+    byte = (level[:, :data_bits].astype(np.int64) << np.arange(data_bits)).sum(axis=1)
+    errors = int(np.count_nonzero(~level[:, data_bits]))
+    return bytes(bytearray(byte.tolist())), t0.astype(np.int64), errors

@@ -6,6 +6,15 @@ parallel — a process pool by default, a Dask cluster with ``--scheduler tcp://
 ``--scheduler dask-local``) — and results are cached by input hash, so a rerun skips unchanged
 captures. A capture that fails is reported and the rest complete.
 
+Parallel runs execute a task graph, not one task per capture: a capture too big to balance whole
+(at least half of one worker's share of the input bytes) gets one *decode* task per recording,
+which writes its ``events-<source>.ctev.parquet`` stamped with the recording's SHA-256, the code
+hash and the reader options, and an *analysis* task that starts when they are done and loads
+them. The ready task on the longest remaining chain (estimated from input bytes) runs first, and
+no more tasks are in flight than workers, so a big capture's decodes start at once and its
+analysis as soon as its last decode ends. Workers start in the background (the fork server loads
+numpy, pyarrow, pandas and the readers once) and write the campaign tables at the end.
+
 Outputs under ``-o OUT``:
 
 - ``captures/<capture-id>/``: ``events-<source>.ctev.parquet`` (decoded events),
@@ -17,12 +26,15 @@ Outputs under ``-o OUT``:
 - ``comparison.parquet``/``.csv``: per board, app and metric, each RTOS as a multiple of the
   fastest and of the slowest, in µs and CPU cycles;
 - ``overhead.csv``: traced versus untraced builds of the same test, where both exist;
-- ``manifest.json``: captures, status, errors, provenance.
+- ``manifest.json``: captures, status, errors, provenance. (The manifest returned by
+  :func:`analyze_dirs` also holds ``schedule``: every task of a parallel run with its priority and,
+  for the process pool, when and in which worker it ran.)
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -37,6 +49,12 @@ from typing import Any
 RESULT_VERSION = 1
 _TRACE_FORMATS = ("systemview", "tracex")
 _SKIP_NAMES = {"run.json", "README.md", "uart.log", "build.json", "index.toml"}
+#: never a recording: not sniffed (sniffing loads every reader, which a parent process need not do)
+_SKIP_SUFFIXES = (".md", ".toml", ".json", ".yaml", ".yml", ".html", ".py", ".ipynb", ".pdf", ".png")
+
+
+def _skipped(name: str) -> bool:
+    return name in _SKIP_NAMES or name.startswith(".") or name.lower().endswith(_SKIP_SUFFIXES)
 #: CPU clock per board for the cycles column (QEMU at -icount shift=0: 1 insn per ns).
 BOARD_CPU_HZ = {"stm32f429i_disco": 180_000_000, "qemu_netduinoplus2": 1_000_000_000}
 
@@ -85,7 +103,7 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
                 found[cid] = d
                 dirnames[:] = []
                 continue
-            files = [d / f for f in sorted(filenames) if f not in _SKIP_NAMES and not f.startswith(".")]
+            files = [d / f for f in sorted(filenames) if not _skipped(f)]
             if any(_sniff(f) for f in files if f.is_file() and f.stat().st_size > 0):
                 found[cid] = d
     return sorted(found.items())
@@ -94,12 +112,20 @@ def discover(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[tuple[
 # -- one capture -----------------------------------------------------------------------------------
 
 
+_SHA_MEMO: dict[tuple[str, int, int], str] = {}
+
+
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """SHA-256 of a file, remembered per (path, size, mtime) within a process."""
+    st = Path(path).stat()
+    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _SHA_MEMO:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _SHA_MEMO[key] = h.hexdigest()
+    return _SHA_MEMO[key]
 
 
 _CODE_HASH: str | None = None
@@ -159,7 +185,7 @@ def plan_capture(folder: Path) -> dict[str, Any]:
             plan["uart_baud"] = int(u.get("baud") or 115200)
     else:
         for f in sorted(folder.iterdir()):
-            if not f.is_file() or f.name in _SKIP_NAMES or f.stat().st_size == 0:
+            if not f.is_file() or _skipped(f.name) or f.stat().st_size == 0:
                 continue
             fmt = _sniff(f)
             if fmt is None:
@@ -219,6 +245,78 @@ def _open(
         if e.code == "SR_NO_SAMPLERATE" and samplerate:
             return open_trace(path, on_corrupt=on_corrupt, samplerate=int(samplerate))
         raise
+
+
+def capture_sources(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recordings of a planned capture, each with the name of its events file
+    (``events-<name>.ctev.parquet``) and the options its reader needs."""
+    out = []
+    if plan["trace"]:
+        out.append(
+            {
+                "name": "trace",
+                "file": Path(plan["trace"]),
+                "tick_hz": plan["trace_tick_hz"],
+                "samplerate": None,
+            }
+        )
+    for e in plan["logic"]:
+        out.append(
+            {
+                "name": f"logic-{e['profile']}",
+                "file": Path(e["file"]),
+                "tick_hz": None,
+                "samplerate": e["samplerate"],
+                "profile": e["profile"],
+            }
+        )
+    return out
+
+
+def _source_stamp(src: dict[str, Any], on_corrupt: str) -> dict[str, Any]:
+    """What a decoded events file was made from: input file hash, code hash and reader options."""
+    return {
+        "file": src["file"].name,
+        "sha256": _sha256(src["file"]),
+        "code": code_hash(),
+        "tick_hz": src["tick_hz"],
+        "samplerate": src["samplerate"],
+        "on_corrupt": on_corrupt,
+    }
+
+
+def _decoded(src: dict[str, Any], dest: Path, on_corrupt: str, reuse: bool) -> Any:
+    """The events of one source. With ``reuse``, an events file in ``dest`` whose stamp matches the
+    input file, the code and the reader options is loaded instead of decoding again (that is how
+    the parallel scheduler hands decoded sources to the analysis); otherwise the source is decoded
+    and its events file written (atomically: a reader never sees a half-written file)."""
+    from ._io import load_trace, read_stamp, save_trace
+
+    out = dest / f"events-{src['name']}.ctev.parquet"
+    stamp = _source_stamp(src, on_corrupt) if src["file"].is_file() else None
+    if reuse and stamp is not None and out.is_file() and read_stamp(out) == stamp:
+        return load_trace(out)
+    trace = _open(src["file"], tick_hz=src["tick_hz"], samplerate=src["samplerate"], on_corrupt=on_corrupt)
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    save_trace(trace, tmp, stamp=stamp)
+    os.replace(tmp, out)
+    return trace
+
+
+def decode_source(
+    src: dict[str, Any], dest: str | Path, on_corrupt: str = "raise", force: bool = False
+) -> dict[str, Any]:
+    """Scheduler phase 1: decode one recording into its events file in ``dest``.
+
+    Never raises: a source that cannot be decoded is left for the capture's analysis, which decodes
+    it again and reports the error with the rest of the capture's results."""
+    t0 = time.perf_counter()
+    try:
+        _decoded(src, Path(dest), on_corrupt, reuse=not force)
+        return {"source": src["name"], "ok": True, "seconds": time.perf_counter() - t0}
+    except Exception as e:  # reported by the capture's own analysis
+        return {"source": src["name"], "ok": False, "error": str(e), "seconds": time.perf_counter() - t0}
 
 
 def _identity(folder: Path, capture_id: str, run: dict[str, Any]) -> dict[str, Any]:
@@ -289,6 +387,22 @@ def _write_table(rows: list[dict[str, Any]], path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table({"empty": pa.array([], pa.int8())}), path)
 
 
+def cached_result(folder: str | Path, capture_id: str, out_dir: str | Path) -> dict[str, Any] | None:
+    """The earlier result of a capture when its inputs and the code are unchanged, else None."""
+    t0 = time.perf_counter()
+    try:
+        plan = plan_capture(Path(folder))
+        ihash = input_hash(Path(folder), plan)
+        prev = json.loads((Path(out_dir) / "captures" / capture_id / "result.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(prev, dict) or prev.get("input_hash") != ihash or prev.get("status") != "ok":
+        return None
+    prev["cached"] = True
+    prev["seconds"] = time.perf_counter() - t0
+    return prev
+
+
 def analyze_capture(
     folder: str | Path,
     capture_id: str,
@@ -297,25 +411,28 @@ def analyze_capture(
     force: bool = False,
     on_corrupt: str = "raise",
     tolerance: float = 0.02,
+    reuse_events: bool | None = None,
 ) -> dict[str, Any]:
-    """Analyze one capture folder; returns its ``result.json`` content (never raises)."""
+    """Analyze one capture folder; returns its ``result.json`` content (never raises).
+
+    Unless ``force``, an unchanged capture returns its cached result. ``reuse_events`` (default:
+    not ``force``) loads sources already decoded into the capture's output folder (stamped with
+    input hash, code hash and reader options) instead of decoding them again."""
     folder, out_dir = Path(folder), Path(out_dir)
     dest = out_dir / "captures" / capture_id
     t0 = time.perf_counter()
+    if not force:
+        prev = cached_result(folder, capture_id, out_dir)
+        if prev is not None:
+            return prev
+    reuse = (not force) if reuse_events is None else reuse_events
     try:
         plan = plan_capture(folder)
         ihash = input_hash(folder, plan)
-        cached = dest / "result.json"
-        if not force and cached.is_file():
-            try:
-                prev = json.loads(cached.read_text())
-                if prev.get("input_hash") == ihash and prev.get("status") == "ok":
-                    prev["cached"] = True
-                    prev["seconds"] = time.perf_counter() - t0
-                    return prev
-            except ValueError:
-                pass
-        result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance)
+        from .sites import reuse_site_events
+
+        with reuse_site_events():  # each source's site occurrences found once for all analyzers
+            result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance, reuse)
         result["input_hash"] = ihash
     except Exception as e:  # a bad capture never stops the batch
         code = getattr(e, "code", type(e).__name__)
@@ -347,12 +464,17 @@ def _json_default(o: Any) -> Any:
 
 
 def _analyze(
-    folder: Path, capture_id: str, dest: Path, plan: dict[str, Any], on_corrupt: str, tolerance: float
+    folder: Path,
+    capture_id: str,
+    dest: Path,
+    plan: dict[str, Any],
+    on_corrupt: str,
+    tolerance: float,
+    reuse: bool = False,
 ) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ._io import save_trace
     from .console import parse_done, parse_results
     from .crossval import cross_validate
     from .run import run_analyzers
@@ -378,9 +500,9 @@ def _analyze(
     diagnostics: list[dict[str, Any]] = []
     trace = tr_res = None
     sources: dict[str, Any] = {}
+    srcs = {src["name"]: src for src in capture_sources(plan)}
     if plan["trace"]:
-        trace = _open(plan["trace"], tick_hz=plan["trace_tick_hz"], on_corrupt=on_corrupt)
-        save_trace(trace, dest / "events-trace.ctev.parquet")
+        trace = _decoded(srcs["trace"], dest, on_corrupt, reuse)
         tr_res = run_analyzers(trace, sites, options)
         metric_rows += _stat_rows(ident, "trace", "", tr_res)
         instances.append(
@@ -411,8 +533,7 @@ def _analyze(
     notes = []
     for entry in plan["logic"]:
         prof = entry["profile"]
-        cap = _open(entry["file"], samplerate=entry["samplerate"], on_corrupt=on_corrupt)
-        save_trace(cap, dest / f"events-logic-{prof}.ctev.parquet")
+        cap = _decoded(srcs[f"logic-{prof}"], dest, on_corrupt, reuse)
         lg = run_analyzers(cap, sites, options)
         metric_rows += _stat_rows(ident, "logic", prof, lg)
         instances.append(lg.table.append_column("profile", pa.array([prof] * lg.table.num_rows, pa.string())))
@@ -633,47 +754,239 @@ def _single_threaded() -> None:
     pa.set_io_thread_count(1)
 
 
+#: Phase-2 cost relative to decoding, per input byte: the scheduler's priority estimate.
+_ANALYZE_WEIGHT = 0.5
+#: A capture holding at least this share of one worker's part of the input bytes is split into
+#: decode tasks (one per recording) and an analysis task.
+_SPLIT_SHARE = 0.5
+
+
+def _plan_tasks(
+    jobs: list[tuple[str, Path]],
+    out_dir: Path,
+    force: bool,
+    on_corrupt: str,
+    tolerance: float,
+    workers: int = 2,
+) -> list[dict[str, Any]]:
+    """The task graph of a batch: per capture, one decode task per recording (phase 1) and one
+    analysis task depending on them (phase 2). Each task has a priority: the estimated length of
+    the longest chain it starts (input bytes to decode, plus its capture's analysis), so a big
+    capture's pieces run first and its analysis starts as soon as its last decode ends."""
+    from ._io import SUFFIX
+
+    tasks: list[dict[str, Any]] = []
+    plans = []
+    for cid, folder in jobs:
+        try:
+            srcs = capture_sources(plan_capture(folder))
+        except Exception:  # the analysis task reports it
+            srcs = []
+        plans.append((cid, folder, srcs))
+    total = sum(s["file"].stat().st_size for *_, srcs in plans for s in srcs if s["file"].is_file())
+    # only a capture too big to balance whole gets decode tasks of its own: splitting the small ones
+    # would add a save/load and a task round trip each for nothing
+    split_bytes = _SPLIT_SHARE * total / max(workers, 1)
+    for cid, folder, srcs in plans:
+        dest = out_dir / "captures" / cid
+        sizes = {s["name"]: s["file"].stat().st_size if s["file"].is_file() else 0 for s in srcs}
+        analysis = _ANALYZE_WEIGHT * sum(sizes.values())
+        deps = []
+        for src in srcs if sum(sizes.values()) >= split_bytes else ():
+            if not sizes[src["name"]] or src["file"].name.endswith(SUFFIX):
+                continue  # missing (reported by the analysis) or already decoded events
+            key = f"decode:{cid}:{src['name']}"
+            deps.append(key)
+            tasks.append(
+                {
+                    "key": key,
+                    "capture": cid,
+                    "fn": decode_source,
+                    "args": (src, str(dest)),
+                    "kwargs": {"on_corrupt": on_corrupt, "force": force},
+                    "deps": [],
+                    "priority": sizes[src["name"]] + analysis,
+                }
+            )
+        tasks.append(
+            {
+                "key": f"analyze:{cid}",
+                "capture": cid,
+                "fn": analyze_capture,
+                "args": (str(folder), cid, str(out_dir)),
+                # the decodes above (if any) just honoured --force: phase 2 reuses what they wrote
+                "kwargs": {
+                    "force": True,
+                    "reuse_events": bool(deps) or not force,
+                    "on_corrupt": on_corrupt,
+                    "tolerance": tolerance,
+                },
+                "deps": deps,
+                "priority": analysis,
+            }
+        )
+    return tasks
+
+
+@dataclasses.dataclass
+class _Timed:
+    result: Any
+    start: float
+    end: float
+    pid: int
+
+
+def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> _Timed:
+    """``fn(*args, **kwargs)`` with when (``time.perf_counter``, one clock for all processes on
+    Linux) and in which process it ran."""
+    t = time.perf_counter()
+    r = fn(*args, **kwargs)
+    return _Timed(r, t, time.perf_counter(), os.getpid())
+
+
+def _run_graph(
+    tasks: list[dict[str, Any]],
+    workers: int,
+    submit: Callable[[dict[str, Any]], Any],
+    wait_any: Callable[[set[Any]], set[Any]],
+    on_done: Callable[[dict[str, Any], Any], None],
+) -> None:
+    """Run a task graph on ``workers`` slots: a task starts when its dependencies are done, the
+    ready task with the highest priority first, and never more tasks in flight than slots (so
+    priorities decide, not the executor's FIFO queue)."""
+    by_key = {t["key"]: t for t in tasks}
+    waiting = {t["key"]: set(t["deps"]) for t in tasks}
+    users: dict[str, list[str]] = {}
+    for t in tasks:
+        for d in t["deps"]:
+            users.setdefault(d, []).append(t["key"])
+    ready = [k for k, d in waiting.items() if not d]
+    inflight: dict[Any, str] = {}
+    t0 = time.perf_counter()
+    while ready or inflight:
+        ready.sort(key=lambda k: (by_key[k]["priority"], k))
+        while ready and len(inflight) < workers:
+            k = ready.pop()
+            by_key[k]["started"] = time.perf_counter() - t0
+            inflight[submit(by_key[k])] = k
+        for fut in wait_any(set(inflight)):
+            k = inflight.pop(fut)
+            r = fut.result()
+            by_key[k]["ended"] = time.perf_counter() - t0
+            if isinstance(r, _Timed):  # when and where the task really ran
+                by_key[k].update(ran=(r.start - t0, r.end - t0), pid=r.pid)
+                r = r.result
+            on_done(by_key[k], r)
+            for u in users.get(k, []):
+                waiting[u].discard(k)
+                if not waiting[u]:
+                    ready.append(u)
+
+
+#: Modules the pool's workers start with (imported once, in the fork server, before it forks them).
+_PRELOAD = [
+    "numpy",
+    "pyarrow",
+    "pyarrow.parquet",
+    "pandas",  # pyarrow imports it on the first pa.array(ndarray): once there, not in every worker
+    "trace_parsers.systemview",
+    "trace_parsers.tracex",
+    "trace_parsers.sigrok",
+    "analyzers.run",
+    "analyzers.crossval",
+    "analyzers.batch",
+]
+
+
+def _worker_ready() -> int:
+    return os.getpid()
+
+
+class _ProcessPool:
+    """A process pool whose workers start in a background thread: starting them (the fork server
+    imports :data:`_PRELOAD`, ~0.3 s) overlaps with whatever the caller does next.
+
+    forkserver: a clean server process forks the workers (no threads inherited from the parent).
+    Each worker is single-threaded (:func:`_single_threaded`): one worker per core."""
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing as mp
+        import threading
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload(_PRELOAD)
+        self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_single_threaded)
+        # submit() spawns a worker and blocks until it exists: do that off the caller's thread
+        self._warm = threading.Thread(
+            target=lambda: [self.executor.submit(_worker_ready) for _ in range(workers)], daemon=True
+        )
+        self._warm.start()
+
+    def shutdown(self) -> None:
+        self._warm.join()
+        self.executor.shutdown()
+
+
 def _run_pool(
     jobs: list[tuple[str, Path]],
     out_dir: Path,
     workers: int,
     scheduler: str,
     progress: Callable[[dict[str, Any]], None],
-    **kw: Any,
+    *,
+    schedule: list[dict[str, Any]],
+    written: list[dict[str, Any]],
+    force: bool = False,
+    on_corrupt: str = "raise",
+    tolerance: float = 0.02,
 ) -> list[dict[str, Any]]:
+    kw = {"on_corrupt": on_corrupt, "tolerance": tolerance}
     results: list[dict[str, Any]] = []
     if scheduler == "serial" or workers == 1 and scheduler == "processes":
         for cid, folder in jobs:
-            r = analyze_capture(folder, cid, out_dir, **kw)
+            r = analyze_capture(folder, cid, out_dir, force=force, **kw)
             progress(r)
             results.append(r)
         return results
-    if scheduler == "processes":
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    # unchanged captures are answered from the cache here; the rest become a task graph
+    todo = []
+    for cid, folder in jobs:
+        prev = None if force else cached_result(folder, cid, out_dir)
+        if prev is not None:
+            progress(prev)
+            results.append(prev)
+        else:
+            todo.append((cid, folder))
+    tasks = _plan_tasks(todo, out_dir, force, on_corrupt, tolerance, workers)
+    schedule.extend(tasks)
 
-        # forkserver: a clean server process forks the workers (no threads inherited from the
-        # parent); preloading the analysis modules there lets every worker start without imports
-        ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-        if ctx.get_start_method() == "forkserver":
-            ctx.set_forkserver_preload(
-                [
-                    "numpy",
-                    "pyarrow",
-                    "pyarrow.parquet",
-                    "analyzers.run",
-                    "analyzers.crossval",
-                    "analyzers.batch",
-                ]
+    def on_done(task: dict[str, Any], r: Any) -> None:
+        if task["fn"] is analyze_capture:
+            progress(r)
+            results.append(r)
+
+    if scheduler == "processes":
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        pool = _ProcessPool(workers)  # its workers start in the background
+        try:
+            _run_graph(
+                tasks,
+                workers,
+                lambda t: pool.executor.submit(_timed, t["fn"], *t["args"], **t["kwargs"]),
+                lambda fs: wait(fs, return_when=FIRST_COMPLETED).done,
+                on_done,
             )
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_single_threaded) as ex:
-            futs = [ex.submit(analyze_capture, folder, cid, out_dir, **kw) for cid, folder in jobs]
-            for f in as_completed(futs):
-                r = f.result()
-                progress(r)
-                results.append(r)
+            # the campaign tables need pandas, which the workers have loaded and this process has not
+            results.sort(key=lambda r: r["capture"])
+            written.append(pool.executor.submit(write_campaign, out_dir, results).result())
+        finally:
+            pool.shutdown()
         return results
-    # Dask: "dask-local" starts a local cluster; anything else is a scheduler address
+    # Dask: "dask-local" starts a local cluster; anything else is a scheduler address. The graph
+    # goes to Dask whole: dependencies as futures, priorities as Dask priorities.
     from distributed import Client, LocalCluster
     from distributed import as_completed as d_as_completed
 
@@ -686,19 +999,28 @@ def _run_pool(
     else:
         client = Client(scheduler)
     try:
-        dfuts = [
-            client.submit(analyze_capture, str(folder), cid, str(out_dir), pure=False, **kw)
-            for cid, folder in jobs
-        ]
-        for f in d_as_completed(dfuts):
-            r = f.result()
-            progress(r)
-            results.append(r)
+        futs: dict[str, Any] = {}
+        finals = []
+        for t in tasks:  # _plan_tasks lists a task after its dependencies
+            deps = [futs[d] for d in t["deps"]]
+            futs[t["key"]] = client.submit(
+                _after, deps, t["fn"], *t["args"], key=f"{t['key']}-{os.urandom(4).hex()}",
+                priority=int(t["priority"]), pure=False, **t["kwargs"],
+            )
+            if t["fn"] is analyze_capture:
+                finals.append(futs[t["key"]])
+        for f in d_as_completed(finals):
+            on_done({"fn": analyze_capture}, f.result())
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
     return results
+
+
+def _after(_deps: list[Any], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Dask task body: ``fn(*args, **kwargs)`` once ``_deps`` (results of other tasks) exist."""
+    return fn(*args, **kwargs)
 
 
 def analyze_dirs(
@@ -733,12 +1055,28 @@ def analyze_dirs(
             flush=True,
         )
 
+    schedule: list[dict[str, Any]] = []
+    written: list[dict[str, Any]] = []
     results = _run_pool(
-        jobs, out_dir, workers, scheduler, progress, force=force, on_corrupt=on_corrupt, tolerance=tolerance
+        jobs,
+        out_dir,
+        workers,
+        scheduler,
+        progress,
+        schedule=schedule,
+        written=written,
+        force=force,
+        on_corrupt=on_corrupt,
+        tolerance=tolerance,
     )
     results.sort(key=lambda r: r["capture"])
-    manifest = write_campaign(out_dir, results)
+    # the process pool writes the campaign in a worker; otherwise it is written here
+    manifest = written[0] if written else write_campaign(out_dir, results)
     manifest["seconds"] = time.perf_counter() - t0
+    # the task graph as run (process pool: when each task started and ended, s from the start)
+    manifest["schedule"] = [
+        {k: t.get(k) for k in ("key", "priority", "started", "ended", "ran", "pid")} for t in schedule
+    ]
     return manifest
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from trace_parsers.model import Trace
 
 from ._align import Alignment, align
-from .sites import Site, SiteEvents, load_sites, site_events
+from .sites import Site, SiteEvents, load_sites, reuse_site_events, site_events
 from .stats import Stats, summarize
 
 TOLERANCE = 0.02
@@ -127,20 +127,88 @@ class CrossValidation:
         ]
 
 
-def _instances(table: Any) -> dict[str, dict[str, np.ndarray]]:
-    """Per metric: columns of the site-based instances of a per-instance table."""
-    out: dict[str, dict[str, np.ndarray]] = {}
+@dataclass(frozen=True)
+class _Instances:
+    """The site-based instances of one metric in a per-instance table."""
+
+    unit: str
+    start_site: str
+    end_site: str
+    value: np.ndarray
+    start_idx: np.ndarray
+    end_idx: np.ndarray
+
+
+def _instances(table: Any) -> dict[str, _Instances]:
+    """Per metric: the site-based instances of a per-instance table, in table order (the site
+    and unit names are those of the metric's first instance)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: dict[str, _Instances] = {}
     if table is None or table.num_rows == 0:
         return out
-    cols = {
-        c: table.column(c).to_numpy(zero_copy_only=False)
-        for c in ("metric", "value", "unit", "start_site", "start_idx", "end_site", "end_idx")
-    }
-    site_based = cols["start_site"] != ""
-    for m in np.unique(cols["metric"][site_based]).tolist():
-        sel = site_based & (cols["metric"] == m)
-        out[m] = {k: v[sel] for k, v in cols.items()}
+    site_based = pc.fill_null(pc.not_equal(table.column("start_site"), ""), True)
+    rows = np.flatnonzero(site_based.to_numpy())
+    if rows.size == 0:
+        return out
+    metric = table.column("metric").take(pa.array(rows, pa.int64())).combine_chunks().dictionary_encode()
+    codes = metric.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.argsort(codes, kind="stable")  # rows grouped by metric, in table order within
+    bounds = np.searchsorted(codes[order], np.arange(len(metric.dictionary) + 1))
+    cols = {c: table.column(c).to_numpy() for c in ("value", "start_idx", "end_idx")}
+    for m, lo, hi in zip(metric.dictionary.to_pylist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+        if hi == lo:
+            continue
+        sel = rows[order[lo:hi]]
+        first = int(sel[0])
+        out[m] = _Instances(
+            str(table.column("unit")[first].as_py()),
+            str(table.column("start_site")[first].as_py()),
+            str(table.column("end_site")[first].as_py()),
+            cols["value"][sel],
+            cols["start_idx"][sel],
+            cols["end_idx"][sel],
+        )
     return out
+
+
+def _match_pairs(
+    q_start: np.ndarray, q_end: np.ndarray, ok: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pair queries ``(q_start, q_end)`` (where ``ok``) with the rows of ``(start, end)`` holding
+    the same key (the last such row when several do). Returns ``(query index, row index)``.
+
+    >>> qi, ri = _match_pairs(np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([True, True, True]),
+    ...                       np.array([2, 0, 0]), np.array([3, 1, 1]))
+    >>> qi.tolist(), ri.tolist()
+    ([0, 2], [2, 0])
+    """
+    none = np.zeros(0, np.int64)
+    if start.size == 0 or not ok.any():
+        return none, none
+    lo = min(int(start.min()), int(end.min()))
+    s, e = start.astype(np.int64) - lo, end.astype(np.int64) - lo
+    width = int(e.max()) + 1
+    if (int(s.max()) + 1) * width >= 2**62:  # keys would not pack into int64: pair by dict
+        table = {(int(a), int(b)): n for n, (a, b) in enumerate(zip(start.tolist(), end.tolist()))}
+        hits = [
+            (n, table[(a, b)])
+            for n, (a, b, y) in enumerate(zip(q_start.tolist(), q_end.tolist(), ok.tolist()))
+            if y and (a, b) in table
+        ]
+        return (np.array([h[0] for h in hits], np.int64), np.array([h[1] for h in hits], np.int64))
+    key = s * width + e
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    last = np.append(key[1:] != key[:-1], True)  # last row of each key (rows ascend within a key)
+    key, row = key[last], order[last]
+    qs, qe = q_start.astype(np.int64) - lo, q_end.astype(np.int64) - lo
+    valid = ok & (qs >= 0) & (qs <= int(s.max())) & (qe >= 0) & (qe < width)
+    q = np.where(valid, qs * width + qe, -1)
+    pos = np.minimum(np.searchsorted(key, q), key.size - 1)
+    hit = valid & (key[pos] == q)
+    return np.flatnonzero(hit).astype(np.int64), row[pos[hit]].astype(np.int64)
 
 
 def compare_metrics(
@@ -151,10 +219,9 @@ def compare_metrics(
 
     tr, lg = _instances(trace_table), _instances(logic_table)
     agreements: list[Agreement] = []
-    pair_cols: dict[str, list[Any]] = {
+    pair_cols: dict[str, list[np.ndarray]] = {
         k: []
         for k in (
-            "metric",
             "trace_start_idx",
             "logic_start_idx",
             "trace_ns",
@@ -163,31 +230,27 @@ def compare_metrics(
             "rel_diff_pct",
         )
     }
+    pair_metrics: list[str] = []
+    pair_counts: list[int] = []
     for m in sorted(set(tr) & set(lg)):
         if m.endswith(NOT_RATIO_SUFFIXES):
             continue
         t, g = tr[m], lg[m]
-        a_site, b_site = str(t["start_site"][0]), str(t["end_site"][0])
-        ma, mb = alignment.map_index(a_site), alignment.map_index(b_site)
-        lkey = {(int(i), int(k)): n for n, (i, k) in enumerate(zip(g["start_idx"], g["end_idx"]))}
-        ti, li = [], []
-        for n, (i, k) in enumerate(zip(t["start_idx"].tolist(), t["end_idx"].tolist())):
-            if i in ma and k in mb and (ma[i], mb[k]) in lkey:
-                ti.append(n)
-                li.append(lkey[(ma[i], mb[k])])
-        ti_a, li_a = np.asarray(ti, dtype=np.int64), np.asarray(li, dtype=np.int64)
+        a_site, b_site = t.start_site, t.end_site
+        # trace instance (A, i) -> (B, k) is logic instance (A, m(i)) -> (B, m(k))
+        mi, ok_a = alignment.map_indices(a_site, t.start_idx)
+        mk, ok_b = alignment.map_indices(b_site, t.end_idx)
+        ti_a, li_a = _match_pairs(mi, mk, ok_a & ok_b, g.start_idx, g.end_idx)
         fa = alignment.sites.get(a_site)
         fb = alignment.sites.get(b_site)
         cal = (fb.offset_ns if fb else 0.0) - (fa.offset_ns if fa else 0.0)
-        tv = t["value"][ti_a].astype(np.float64)
-        lv = g["value"][li_a].astype(np.float64)
+        tv = t.value[ti_a].astype(np.float64)
+        lv = g.value[li_a].astype(np.float64)
         tcal = tv + cal
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = (tcal - lv) / lv
-        unit = str(t["unit"][0])
-        ref_med = (
-            float(np.median(lv)) if lv.size else float(np.median(g["value"])) if g["value"].size else 0.0
-        )
+        unit = t.unit
+        ref_med = float(np.median(lv)) if lv.size else float(np.median(g.value)) if g.value.size else 0.0
         qpct = 100.0 * alignment.quantum_ns / abs(ref_med) if ref_med else float("inf")
         resolvable = qpct <= 100.0 * tolerance
         if lv.size == 0:
@@ -213,11 +276,11 @@ def compare_metrics(
             Agreement(
                 m,
                 unit,
-                int(t["value"].size),
-                int(g["value"].size),
+                int(t.value.size),
+                int(g.value.size),
                 int(ti_a.size),
-                int(t["value"].size - ti_a.size),
-                int(g["value"].size - li_a.size),
+                int(t.value.size - ti_a.size),
+                int(g.value.size - li_a.size),
                 tm,
                 lm,
                 rd,
@@ -230,22 +293,29 @@ def compare_metrics(
                 verdict,
             )
         )
-        pair_cols["metric"] += [m] * int(ti_a.size)
-        pair_cols["trace_start_idx"] += t["start_idx"][ti_a].tolist()
-        pair_cols["logic_start_idx"] += g["start_idx"][li_a].tolist()
-        pair_cols["trace_ns"] += tv.tolist()
-        pair_cols["trace_cal_ns"] += tcal.tolist()
-        pair_cols["logic_ns"] += lv.tolist()
-        pair_cols["rel_diff_pct"] += (100.0 * rel).tolist()
+        pair_metrics.append(m)
+        pair_counts.append(int(ti_a.size))
+        pair_cols["trace_start_idx"].append(t.start_idx[ti_a].astype(np.int64))
+        pair_cols["logic_start_idx"].append(g.start_idx[li_a].astype(np.int64))
+        pair_cols["trace_ns"].append(tv)
+        pair_cols["trace_cal_ns"].append(tcal)
+        pair_cols["logic_ns"].append(lv)
+        pair_cols["rel_diff_pct"].append(100.0 * rel)
+
+    def column(name: str, dtype: type) -> np.ndarray:
+        parts = pair_cols[name]
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+    rep = np.repeat(np.arange(len(pair_metrics), dtype=np.int64), pair_counts)
     pairs = pa.table(
         {
-            "metric": pa.array(pair_cols["metric"], pa.string()),
-            "trace_start_idx": pa.array(pair_cols["trace_start_idx"], pa.int64()),
-            "logic_start_idx": pa.array(pair_cols["logic_start_idx"], pa.int64()),
-            "trace_ns": pa.array(pair_cols["trace_ns"], pa.float64()),
-            "trace_cal_ns": pa.array(pair_cols["trace_cal_ns"], pa.float64()),
-            "logic_ns": pa.array(pair_cols["logic_ns"], pa.float64()),
-            "rel_diff_pct": pa.array(pair_cols["rel_diff_pct"], pa.float64()),
+            "metric": pa.array(pair_metrics, pa.string()).take(pa.array(rep, pa.int64())),
+            "trace_start_idx": pa.array(column("trace_start_idx", np.int64), pa.int64()),
+            "logic_start_idx": pa.array(column("logic_start_idx", np.int64), pa.int64()),
+            "trace_ns": pa.array(column("trace_ns", np.float64), pa.float64()),
+            "trace_cal_ns": pa.array(column("trace_cal_ns", np.float64), pa.float64()),
+            "logic_ns": pa.array(column("logic_ns", np.float64), pa.float64()),
+            "rel_diff_pct": pa.array(column("rel_diff_pct", np.float64), pa.float64()),
         }
     )
     return agreements, pairs
@@ -285,15 +355,16 @@ def cross_validate(
     sites = tuple(sites) if sites is not None else load_sites()
     if trace is None or capture is None:
         return CrossValidation(None, note="trace-only capture" if capture is None else "capture-only")
-    if trace_table is None or logic_table is None:
-        from .run import run_analyzers
+    with reuse_site_events():  # the analyzers' site occurrences are also the alignment's
+        if trace_table is None or logic_table is None:
+            from .run import run_analyzers
 
-        tr = run_analyzers(trace, sites, {})
-        lg = run_analyzers(capture, sites, {})
-        trace_table, logic_table = tr.table, lg.table
-        trace_scalars, logic_scalars = tr.scalars, lg.scalars
-    tse: SiteEvents = site_events(trace, sites)
-    lse: SiteEvents = site_events(capture, sites)
+            tr = run_analyzers(trace, sites, {})
+            lg = run_analyzers(capture, sites, {})
+            trace_table, logic_table = tr.table, lg.table
+            trace_scalars, logic_scalars = tr.scalars, lg.scalars
+        tse: SiteEvents = site_events(trace, sites)
+        lse: SiteEvents = site_events(capture, sites)
     try:
         al = align(tse, lse)
     except AnalysisError as e:

@@ -42,11 +42,11 @@ def test_irq(trace: Trace, sites: Sequence[Site]) -> int | None:
     s = site_by_name(sites, "isr.enter")
     if s is None:
         return None
-    ev = trace.events
-    sel = (ev["kind"] == EventKind.MARK) & (ev["marker"] == s.id) & (ev["ctx_type"] == CtxType.ISR)
+    marks = trace.events.take(np.flatnonzero(trace.events["kind"] == EventKind.MARK))
+    sel = (marks["marker"] == s.id) & (marks["ctx_type"] == CtxType.ISR)
     if not sel.any():
         return None
-    vals, cnt = np.unique(ev["ctx_id"][sel], return_counts=True)
+    vals, cnt = np.unique(marks["ctx_id"][sel], return_counts=True)
     return int(vals[np.argmax(cnt)])
 
 
@@ -88,7 +88,8 @@ def isr_to_task_latency(
     series.append(s)
     if not is_logic(trace) and len(trace):
         ev = trace.events
-        kind, ts = ev["kind"], ev["ts"].astype(np.int64)
+        # each column read once: strided reads of the event records are the slow part
+        kind, ts = np.ascontiguousarray(ev["kind"]), ev["ts"].astype(np.int64)
         if irq is None:
             irq = test_irq(trace, sites)
         enter = kind == EventKind.ISR_ENTER
@@ -99,18 +100,15 @@ def isr_to_task_latency(
             # every ISR exit, so a nested ISR's exit does not end the outer one: pair each entry
             # with the first exit at the same nesting depth
             a = np.flatnonzero(enter)
-            depth = np.cumsum(np.where(kind == EventKind.ISR_ENTER, 1, 0) - np.where(exits, 1, 0))
+            depth = np.cumsum((kind == EventKind.ISR_ENTER).astype(np.int64) - exits)
             hit = _first_exit_at_depth(a, depth[a] - 1, np.flatnonzero(exits), depth)
             found = hit >= 0
             for i in a[~found].tolist():
                 drop_log.add(DURATION, "no_end_event", int(ts[i]), -1)
-            starts, ends = a[found].tolist(), hit[found].tolist()
-            to_sched = (kind[hit[found]] == EventKind.ISR_TO_SCHED).tolist()
-            st = ts[np.asarray(starts, dtype=np.int64)] if starts else np.zeros(0, np.int64)
-            en = ts[np.asarray(ends, dtype=np.int64)] if ends else np.zeros(0, np.int64)
+            st, en = ts[a[found]], ts[hit[found]]
+            sched = kind[hit[found]] == EventKind.ISR_TO_SCHED
             keep = drop_gap_instances(DURATION, st, en, se.gaps, drop_log)
             series.append(Series(DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64)))
-            sched = np.asarray(to_sched, dtype=bool)
             sw = ts[kind == EventKind.TASK_SWITCH_IN]
             if sched.any() and sw.size:
                 a2 = st[sched]

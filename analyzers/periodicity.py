@@ -72,7 +72,10 @@ def period_stats(activations: np.ndarray, nominal_ns: float) -> dict[str, Any]:
     if t.size >= 3:
         # activation number including the missed ones, so a skipped period does not bend the line
         n = np.concatenate([[0], np.cumsum(np.maximum(k, 1))])
-        slope = np.polyfit(n, (t - t[0]).astype(np.float64), 1)[0]
+        # closed-form least squares (no LAPACK: its threads would change the last digits)
+        nc = n - n.mean()
+        y = (t - t[0]).astype(np.float64)
+        slope = float(np.sum(nc * (y - y.mean())) / np.sum(nc * nc))
         out["drift_ppm"] = float((slope / nominal_ns - 1.0) * 1e6)
     else:
         out["drift_ppm"] = float("nan")

@@ -14,7 +14,7 @@ from typing import Any
 
 from trace_parsers.model import Trace
 
-from .sites import Site, is_logic
+from .sites import Site, is_logic, reuse_site_events
 from .stats import Drop, Stats
 
 #: Analyzer modules; each provides ``analyze(trace, sites, options) -> Result``.
@@ -49,16 +49,17 @@ def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) 
     source = "logic" if is_logic(trace) else "trace"
     tables = []
     out = SourceResult(source, None)
-    for modname in ANALYZERS:
-        mod = importlib.import_module(modname)
-        table, summary = mod.analyze(trace, sites, options)
-        tables.append(table)
-        out.summaries[modname.rsplit(".", 1)[1]] = summary
-        out.stats.update(summary.stats)
-        out.units.update(summary.units)
-        out.scalars.update(summary.scalars)
-        out.drop_log.extend(summary.drop_log)
-        out.excluded += summary.excluded
-        out.unmatched += summary.unmatched
+    with reuse_site_events():  # every analyzer starts from the same site occurrences
+        for modname in ANALYZERS:
+            mod = importlib.import_module(modname)
+            table, summary = mod.analyze(trace, sites, options)
+            tables.append(table)
+            out.summaries[modname.rsplit(".", 1)[1]] = summary
+            out.stats.update(summary.stats)
+            out.units.update(summary.units)
+            out.scalars.update(summary.scalars)
+            out.drop_log.extend(summary.drop_log)
+            out.excluded += summary.excluded
+            out.unmatched += summary.unmatched
     out.table = pa.concat_tables(tables)
     return out

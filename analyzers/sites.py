@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,19 +152,29 @@ def trace_site_events(trace: Trace, sites: Sequence[Site]) -> SiteEvents:
     from .stats import overflow_gaps
 
     ev = trace.events
-    kind = ev["kind"]
     out = SiteEvents("trace", gaps=overflow_gaps(trace), tick_ns=tick_ns(trace))
-    mark = kind == EventKind.MARK
-    user = kind == EventKind.USER
+    if not sites or ev.shape[0] == 0:
+        return out
+    # one pass over the (strided) kind column; every other column is read only at the MARK/USER
+    # rows, and each site then selects from those few contiguous arrays
+    kind = ev["kind"]
+    rows = np.flatnonzero((kind == EventKind.MARK) | (kind == EventKind.USER))
+    if rows.size == 0:
+        return out
+    sub = ev.take(rows)  # (take copies records far faster than ev[rows])
+    mark = sub["kind"] == EventKind.MARK
+    user = ~mark
+    marker, src_id = np.ascontiguousarray(sub["marker"]), np.ascontiguousarray(sub["src_id"])
+    ts, value = sub["ts"], sub["value"]
     # names in the trace's own marker table override the site table's ids when they disagree
     by_name = {_norm(m.name): m.id for m in trace.markers}
     for s in sites:
         sid = by_name.get(_norm(s.name), s.id)
-        sel = (mark & (ev["marker"] == sid)) | (user & (ev["src_id"] == TRACEX_USER_BASE + s.id))
+        sel = (mark & (marker == sid)) | (user & (src_id == TRACEX_USER_BASE + s.id))
         if not np.any(sel):
             continue
-        out.ts[s.name] = ev["ts"][sel].astype(np.int64)
-        v = ev["value"][sel]
+        out.ts[s.name] = ts[sel].astype(np.int64)
+        v = value[sel]
         out.level[s.name] = np.where(v == VALUE_NULL, -1, v).astype(np.int64)
     return out
 
@@ -173,24 +185,80 @@ def logic_site_events(capture: Trace, sites: Sequence[Site]) -> SiteEvents:
     ev = capture.events
     out = SiteEvents("logic", tick_ns=tick_ns(capture))
     chans = {_norm(c.name): c.index for c in capture.channels}
-    edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
+    found = []
     for s in sites:
         idx = next(
             (chans[n] for n in (_norm(s.channel_name), _norm(s.name), _norm(s.pin)) if n in chans), None
         )
-        if idx is None:
-            continue
-        sel = edge & (ev["marker"] == idx)
-        out.ts[s.name] = ev["ts"][sel].astype(np.int64)
-        out.level[s.name] = (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64)
+        if idx is not None:
+            found.append((s.name, idx))
+    if not found:
+        return out
+    kind = ev["kind"]
+    rows = np.flatnonzero((kind == EventKind.EDGE_RISE) | (kind == EventKind.EDGE_FALL))
+    sub = ev.take(rows)
+    marker = np.ascontiguousarray(sub["marker"])
+    rise = sub["kind"] == EventKind.EDGE_RISE
+    ts = sub["ts"]
+    for name, idx in found:
+        sel = marker == idx
+        out.ts[name] = ts[sel].astype(np.int64)
+        out.level[name] = rise[sel].astype(np.int64)
     return out
 
 
+#: site occurrences already found inside :func:`reuse_site_events`: (source, site table) -> result
+_REUSE: ContextVar[dict[tuple[int, tuple[Site, ...]], tuple[Trace, SiteEvents]] | None] = ContextVar(
+    "crosstrace_site_events", default=None
+)
+
+
+@contextmanager
+def reuse_site_events() -> Iterator[None]:
+    """Within this block :func:`site_events` finds the occurrences of each source (and site table)
+    once, however often it is asked: every analyzer of a source starts from them. The sources'
+    events must not change inside the block. Nested blocks share the outermost one's results.
+
+    >>> from trace_parsers.model import TraceMeta, empty_events
+    >>> ev = empty_events(1)
+    >>> ev["kind"], ev["marker"] = EventKind.MARK, 1
+    >>> tr = Trace(ev, TraceMeta("x"))
+    >>> with reuse_site_events():
+    ...     a, b = site_events(tr, DEFAULT_SITES), site_events(tr, DEFAULT_SITES)
+    >>> a.ts["ctx.yield"] is b.ts["ctx.yield"], a.ts is b.ts
+    (True, False)
+    """
+    if _REUSE.get() is not None:
+        yield
+        return
+    token = _REUSE.set({})
+    try:
+        yield
+    finally:
+        _REUSE.reset(token)
+
+
+def _shared(se: SiteEvents) -> SiteEvents:
+    """A copy of ``se`` whose containers are its own and whose (shared) arrays are read-only."""
+    for a in (*se.ts.values(), *se.level.values()):
+        a.setflags(write=False)
+    return SiteEvents(se.source, dict(se.ts), dict(se.level), list(se.gaps), se.tick_ns)
+
+
 def site_events(trace: Trace | None, sites: Sequence[Site]) -> SiteEvents:
-    """Site occurrences of either kind of source (empty for ``None``)."""
+    """Site occurrences of either kind of source (empty for ``None``); found once per source
+    inside :func:`reuse_site_events`."""
     if trace is None:
         return SiteEvents("none")
-    return logic_site_events(trace, sites) if is_logic(trace) else trace_site_events(trace, sites)
+    memo = _REUSE.get()
+    key = (id(trace), tuple(sites))
+    if memo is not None and key in memo and memo[key][0] is trace:
+        return _shared(memo[key][1])
+    se = logic_site_events(trace, sites) if is_logic(trace) else trace_site_events(trace, sites)
+    if memo is not None:
+        memo[key] = (trace, se)  # (holding the trace keeps its id from being reused)
+        return _shared(se)
+    return se
 
 
 def channel_index(capture: Trace, names: Iterable[str]) -> int | None:

@@ -37,8 +37,13 @@ from .model import EVENT_DTYPE, Channel, CtxType, Diagnostic, EventKind, Trace, 
 
 #: word dtype for a unitsize (odd sizes are widened to the next power of two)
 _WORD = {1: "<u1", 2: "<u2", 3: "<u4", 4: "<u4", 5: "<u8", 6: "<u8", 7: "<u8", 8: "<u8"}
-#: sub-block (bytes) used to skip constant stretches inside a block with memcmp
+#: bit planes (``.dsl``): sub-block (bytes) skipped with one memcmp when constant
 _SUB_BYTES = 1 << 18
+#: sample words: bytes scanned per NumPy pass, = the sigrok reader's inflate piece (measured on a
+#: 1 GS/s capture: smaller blocks lose more to per-call overhead than they gain in cache hits)
+_BLOCK_BYTES = 1 << 22
+#: sample words: when more than 1/_DENSE_FRACTION of the 64-bit words changed, a per-sample XOR is cheaper
+_DENSE_FRACTION = 4
 
 
 @dataclass
@@ -82,65 +87,71 @@ class WordEdgeScanner:
         self.samples = 0  #: samples consumed so far
         self.last: int | None = None  #: last (masked) sample value
         self._last_raw = b""  #: last raw word (for the memcmp fast path)
-        self._pattern = b""
         self._carry = b""
         self._first_raw: int | None = None
-        self._parts: list[list[np.ndarray]] = [[] for _ in self.bits]
+        self._idx: list[np.ndarray] = []  #: int64 sample indices of changes, per scanned block
+        self._dv: list[np.ndarray] = []  #: (masked) XOR of the sample with its predecessor there
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, buf: bytes | bytearray | memoryview) -> None:
         u = self.unitsize
         mv = memoryview(buf).cast("B")
+        obj = buf if isinstance(buf, (bytes, bytearray)) else None  # for the memcmp fast path
+        start = 0
         if self._carry:
             need = u - len(self._carry)
             head = self._carry + bytes(mv[:need])
             mv = mv[need:]
+            start = min(need, len(buf))
             if len(head) < u:
                 self._carry = head
                 return
             self._carry = b""
-            self._feed_words(head)
+            self._feed_words(memoryview(head), head, 0)
         n = len(mv) // u
         if n * u != len(mv):
             self._carry = bytes(mv[n * u:])
             mv = mv[:n * u]
         if n:
-            self._feed_words(mv)
+            self._feed_words(mv, obj, start)
 
     @property
     def leftover_bytes(self) -> int:
         """Bytes of an incomplete trailing word (ignored, like libsigrok)."""
         return len(self._carry)
 
-    def _feed_words(self, mv: Any) -> None:
+    def _feed_words(self, mv: memoryview, obj: bytes | bytearray | None, start: int) -> None:
+        """Scan the whole words ``mv``, which are ``obj[start:start + len(mv)]`` when ``obj`` is given."""
         u = self.unitsize
-        mv = memoryview(mv).cast("B")
         if self.last is None:
             first = bytes(mv[:u])
             self._first_raw = int.from_bytes(first, "little")
             self.last = self._first_raw & self.mask
-            self._set_last_raw(first)
+            self._last_raw = first
         total = len(mv)
         pos = 0
-        sub = _SUB_BYTES - _SUB_BYTES % u
+        sub = _BLOCK_BYTES - _BLOCK_BYTES % u
         while pos < total:
             end = min(pos + sub, total)
             piece = mv[pos:end]
-            # bytes == bytes is a memcmp; memoryview comparison is element-wise and 40x slower
-            if piece.tobytes() != self._pat(end - pos):
+            if obj is None or not self._constant(piece, obj, start + pos):
                 self._scan(piece)
             self.samples += (end - pos) // u
             pos = end
 
-    def _pat(self, nbytes: int) -> bytes:
-        if len(self._pattern) != nbytes:
-            self._pattern = self._last_raw * (nbytes // self.unitsize)
-        return self._pattern
+    def _constant(self, piece: memoryview, obj: bytes | bytearray, start: int) -> bool:
+        """Whether ``piece`` (= ``obj[start:start + len(piece)]``) repeats the last raw sample.
 
-    def _set_last_raw(self, raw: bytes) -> None:
-        if raw != self._last_raw:
-            self._last_raw = raw
-            self._pattern = b""
+        One memcmp of ``obj`` against itself shifted by a word, without copying (``bytes ==`` would
+        need a slice copy or a pattern; memoryview comparison is element-wise and 40x slower).  It
+        stops at the first change, and is only tried when the first and last words already match.
+        """
+        u = self.unitsize
+        n = len(piece)
+        raw = self._last_raw
+        if piece[:u] != raw or piece[n - u:] != raw:
+            return False
+        return n == u or obj.startswith(memoryview(obj)[start + u:start + n], start, start + n)
 
     def _words(self, piece: memoryview) -> np.ndarray:
         u = self.unitsize
@@ -153,30 +164,15 @@ class WordEdgeScanner:
 
     def _scan(self, piece: memoryview) -> None:
         s = self._words(piece)
-        if not self.full_mask:
-            s = s & self.dtype.type(self.mask)
-        prev = self.dtype.type(self.last)
-        per = 8 // s.dtype.itemsize if s.dtype.itemsize < 8 else 1
-        if per > 1 and s.size % per == 0:
-            nz, dv = _changes_by_word(s, prev, per)
-        else:
-            first_changed = s[0] != prev
-            d = s[1:] ^ s[:-1]
-            nz = np.flatnonzero(d)
-            dv = d[nz]
-            nz = nz + 1
-            if first_changed:
-                nz = np.concatenate(([0], nz))
-                dv = np.concatenate(([s[0] ^ prev], dv))
+        mask = None if self.full_mask else self.dtype.type(self.mask)
+        nz, dv = _changes(s, self.dtype.type(self.last), mask)
         if nz.size:
-            base = self.samples
-            for k, b in enumerate(self.bits):
-                sel = ((dv >> self.dtype.type(b)) & self.dtype.type(1)).astype(bool)
-                if sel.any():
-                    self._parts[k].append(nz[sel].astype(np.int64) + base)
-        self.last = int(s[-1])
+            self._idx.append(nz.astype(np.int64) + self.samples)
+            self._dv.append(dv)
+        last = s[-1] if mask is None else s[-1] & mask
+        self.last = int(last)
         u = self.unitsize
-        self._set_last_raw(bytes(piece[len(piece) - u:]))
+        self._last_raw = bytes(piece[len(piece) - u:])
 
     # -- output --------------------------------------------------------------------------------
     def initial_levels(self) -> list[int]:
@@ -186,36 +182,83 @@ class WordEdgeScanner:
     def finish(self, names: Sequence[str], indices: Sequence[int] | None = None) -> list[ChannelEdges]:
         idx = list(indices) if indices is not None else self.bits
         init = self.initial_levels()
+        nz = np.concatenate(self._idx) if self._idx else np.zeros(0, np.int64)
+        dv = np.concatenate(self._dv) if self._dv else np.zeros(0, self.dtype)
+        self._idx, self._dv = [nz], [dv]
         out = []
         for k, name in enumerate(names):
-            parts = self._parts[k]
-            e = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-            out.append(ChannelEdges(int(idx[k]), str(name), int(init[k]), e))
+            sel = ((dv >> self.dtype.type(self.bits[k])) & self.dtype.type(1)).astype(bool)
+            out.append(ChannelEdges(int(idx[k]), str(name), int(init[k]), nz[sel]))
         return out
 
 
-def _changes_by_word(s: np.ndarray, prev: Any, per: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sample indices where ``s`` changes (against ``prev`` before ``s[0]``) and the XOR there.
+def _changes(s: np.ndarray, prev: Any, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sample indices where ``s & mask`` changes (against ``prev`` before ``s[0]``) and the XOR there."""
+    per = 8 // s.dtype.itemsize if s.dtype.itemsize < 8 else 1
+    cut = s.size - s.size % per
+    if per == 1 or cut == 0:
+        return _changes_dense(s, prev, mask)
+    nz, dv = _changes_by_word(s[:cut], prev, per, mask)
+    if cut == s.size:
+        return nz, dv
+    last = s[cut - 1] if mask is None else s[cut - 1] & mask
+    nz2, dv2 = _changes_dense(s[cut:], last, mask)
+    return np.concatenate((nz, nz2 + cut)), np.concatenate((dv, dv2))
+
+
+def _changes_dense(s: np.ndarray, prev: Any, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_changes` by an XOR of neighbours over every sample."""
+    if mask is not None:
+        s = s & mask
+    d = np.empty_like(s)
+    d[0] = s[0] ^ prev
+    np.bitwise_xor(s[1:], s[:-1], out=d[1:])
+    nz = np.flatnonzero(d)
+    return nz, d[nz]
+
+
+def _changes_by_word(s: np.ndarray, prev: Any, per: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sample indices where ``s & mask`` changes (against ``prev`` before ``s[0]``) and the XOR there.
 
     Equivalent to an XOR of neighbours over every sample, but compares 64-bit words of ``per``
-    samples: only words that are not uniform, or differ from the word before, can hold a change, and
-    only those are unpacked. Sparse edges at high sample rates cost ~1/``per`` of a per-sample scan.
+    samples with the word before: a word equal to its predecessor holds no change when the first word
+    of its run is uniform (after masking), so only the words that differ from their predecessor (and
+    word 0) are unpacked; a run of repeated non-uniform words (a signal periodic within a word) or
+    many changed words fall back to the per-sample XOR.  Sparse edges at high sample rates cost one
+    vectorised compare per 64-bit word.  ``prev`` is already masked.
 
     >>> s = np.array([1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 2, 3, 2], dtype=np.uint16)
     >>> [a.tolist() for a in _changes_by_word(s, np.uint16(0), 4)]
     [[0, 5, 12, 13, 14, 15], [1, 3, 1, 1, 1, 1]]
+    >>> [a.tolist() for a in _changes_by_word(s, np.uint16(0), 4, mask=np.uint16(2))]
+    [[5], [2]]
     """
-    bits = 64 // per
     w = s.view(np.uint64)
-    rot = (w >> np.uint64(bits)) | (w << np.uint64(64 - bits))  # a word equals its rotation iff uniform
-    cand = rot != w
-    cand[1:] |= w[1:] != w[:-1]
-    cand[0] |= bool(s[0] != prev)
-    k = np.flatnonzero(cand)
-    if k.size == 0:
-        return k, s[:0]
-    words = s.reshape(-1, per)[k]  # (m, per) samples of the candidate words
-    before = np.where(k > 0, s[np.maximum(k * per - 1, 0)], prev).astype(s.dtype)
+    n = w.size
+    # cand[i]: word i differs from word i-1 (word 0 is always examined); the bools are located 8 at a
+    # time through a uint64 view, as NumPy's nonzero is fast on bools only
+    cand = np.empty(-(-n // 8) * 8, bool)
+    cand[0] = True
+    cand[n:] = False
+    np.not_equal(w[1:], w[:-1], out=cand[1:n])
+    g = np.flatnonzero(cand.view(np.uint64) != 0)
+    row, col = np.nonzero(cand.reshape(-1, 8)[g])
+    k = g[row] * 8 + col
+    if k.size * _DENSE_FRACTION > n:
+        return _changes_dense(s, prev, mask)
+    words = s.reshape(-1, per)[k]  # (m, per) samples of the candidate words (a copy)
+    before = np.empty(k.size, s.dtype)
+    before[0] = prev
+    before[1:] = s[k[1:] * per - 1]
+    if mask is not None:
+        words &= mask
+        before &= mask
+    nonuniform = (words[:, 1:] != words[:, :1]).any(axis=1)
+    repeated = np.empty(k.size, bool)  # the next word equals this one
+    repeated[:-1] = k[1:] != k[:-1] + 1
+    repeated[-1] = k[-1] + 1 < n
+    if (nonuniform & repeated).any():
+        return _changes_dense(s, prev, mask)
     full = np.concatenate((before[:, None], words), axis=1)
     d = full[:, 1:] ^ full[:, :-1]
     row, col = np.nonzero(d)

@@ -1,6 +1,7 @@
 """`crosstrace analyze`: discovery, parallel analysis, cache, failures, campaign tables."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -202,3 +203,167 @@ def test_scheduler_address_runs_on_an_existing_dask_cluster(campaign, tmp_path):
     b = load_campaign(tmp_path / "o")["campaign"]
     b = b.sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+# -- the task graph (decode every recording in parallel, then analyze each capture) ----------------
+
+#: small reference captures in their recorded formats (.SVDat, .trx, .sr)
+_REAL = ("freertos/ctx_switch-n2/ref", "threadx/isr_latency/ref")
+
+
+@pytest.fixture()
+def real_captures(tmp_path):
+    import shutil
+
+    from ..conftest import CAPTURES
+
+    root = tmp_path / "caps"
+    for rel in _REAL:
+        src = CAPTURES / "qemu_netduinoplus2" / rel
+        if not src.is_dir():
+            pytest.skip(f"{src} is missing")
+        shutil.copytree(src, root / rel)
+    return root
+
+
+def test_pool_decodes_every_recording_before_its_capture_is_analyzed(
+    real_captures, tmp_path, monkeypatch
+):
+    import analyzers.batch as B
+
+    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)  # split every capture, however small
+    serial = analyze_dirs([real_captures], tmp_path / "serial", scheduler="serial", quiet=True)
+    pool = analyze_dirs([real_captures], tmp_path / "pool", workers=2, scheduler="processes", quiet=True)
+    assert pool["failed"] == serial["failed"] == 0
+    pd.testing.assert_frame_equal(_campaign_table(tmp_path / "serial"), _campaign_table(tmp_path / "pool"))
+    sched = {t["key"]: t for t in pool["schedule"]}
+    for rel in _REAL:
+        decodes = [t for k, t in sched.items() if k.startswith("decode:") and rel in k]
+        (analysis,) = [t for k, t in sched.items() if k == f"analyze:{rel}"]
+        assert len(decodes) == 3  # trace, ideal and la100 logic captures
+        assert max(t["ended"] for t in decodes) <= analysis["started"]
+    # phase 2 used the decoded events: every events file carries the stamp of its recording
+    from analyzers._io import read_stamp
+
+    for p in (tmp_path / "pool" / "captures").rglob("events-*.ctev.parquet"):
+        stamp = read_stamp(p)
+        assert stamp and stamp["sha256"]
+        assert stamp["file"] in {"trace.SVDat", "trace.trx", "logic.sr", "logic-la100.sr"}
+
+
+def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
+    real_captures, tmp_path, monkeypatch
+):
+    import analyzers.batch as B
+
+    folder = real_captures / _REAL[0]
+    out = tmp_path / "out"
+    first = B.analyze_capture(folder, "c", out)
+    assert first["status"] == "ok"
+    (out / "captures" / "c" / "result.json").unlink()  # results gone, decoded events kept
+
+    def no_decoding(*a, **k):
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr(B, "_open", no_decoding)
+    again = B.analyze_capture(folder, "c", out)
+    assert again["status"] == "ok"
+    pd.testing.assert_frame_equal(pd.DataFrame(again["metrics"]), pd.DataFrame(first["metrics"]))
+    # --force decodes again
+    forced = B.analyze_capture(folder, "c", out, force=True)
+    assert forced["status"] == "failed" and "decoded again" in forced["error"]
+    # a changed recording is decoded again (here: the same bytes under a new timestamp are reused,
+    # one changed byte is not)
+    monkeypatch.undo()
+    log = folder / "logic-la100.sr"
+    data = bytearray(log.read_bytes())
+    calls = []
+    real_open = B._open
+    monkeypatch.setattr(B, "_open", lambda p, **k: calls.append(Path(p).name) or real_open(p, **k))
+    log.write_bytes(bytes(data))
+    B.analyze_capture(folder, "c", out, force=False, reuse_events=True)
+    assert calls == []
+    data[-30] ^= 0xFF  # inside the zip's central directory: the file no longer reads the same
+    log.write_bytes(bytes(data))
+    B.analyze_capture(folder, "c", out, reuse_events=True)
+    assert calls == ["logic-la100.sr"]
+
+
+def test_a_recording_that_fails_to_decode_fails_its_capture_in_the_pool(
+    real_captures, tmp_path, monkeypatch
+):
+    import analyzers.batch as B
+
+    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)
+    bad = real_captures / _REAL[1] / "trace.trx"
+    bad.write_bytes(b"\x00" * 64)
+    m = analyze_dirs([real_captures], tmp_path / "out", workers=2, scheduler="processes", quiet=True)
+    res = {c["capture"]: c for c in m["captures"]}
+    assert res[_REAL[0]]["status"] == "ok"
+    assert res[_REAL[1]]["status"] == "failed" and res[_REAL[1]]["error"]
+
+
+def test_graph_runner_respects_dependencies_slots_and_priorities():
+    from concurrent.futures import Future
+
+    from analyzers.batch import _run_graph
+
+    log: list[str] = []
+    inflight_max = [0]
+    live: set = set()
+
+    def submit(t):
+        f: Future = Future()
+        f.key = t["key"]  # type: ignore[attr-defined]
+        live.add(f)
+        inflight_max[0] = max(inflight_max[0], len(live))
+        log.append(t["key"])
+        return f
+
+    def wait_any(fs):
+        f = min(fs, key=lambda f: f.key)  # finish in key order
+        f.set_result(f.key)
+        live.discard(f)
+        return {f}
+
+    tasks = [
+        {"key": "a1", "deps": [], "priority": 1},
+        {"key": "a2", "deps": [], "priority": 9},
+        {"key": "b", "deps": ["a1", "a2"], "priority": 100},
+        {"key": "c", "deps": [], "priority": 5},
+    ]
+    done = []
+    _run_graph(tasks, 2, submit, wait_any, lambda t, r: done.append(r))
+    assert log[:2] == ["a2", "c"]  # highest priority first, two slots
+    assert log.index("b") > log.index("a1") and inflight_max[0] == 2
+    assert sorted(done) == ["a1", "a2", "b", "c"]
+
+
+@pytest.mark.slow
+def test_local_dask_cluster_runs_the_task_graph(real_captures, tmp_path, monkeypatch):
+    import analyzers.batch as B
+
+    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)
+    analyze_dirs([real_captures], tmp_path / "serial", scheduler="serial", quiet=True)
+    m = analyze_dirs([real_captures], tmp_path / "dask", workers=2, scheduler="dask-local", quiet=True)
+    assert m["failed"] == 0 and sum(t["key"].startswith("decode:") for t in m["schedule"]) == 6
+    pd.testing.assert_frame_equal(_campaign_table(tmp_path / "serial"), _campaign_table(tmp_path / "dask"))
+
+
+def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
+    from analyzers.batch import _plan_tasks
+
+    big, small = tmp_path / "big", tmp_path / "small"
+    for d, n in ((big, 200_000), (small, 1_000)):
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps({"trace": {"file": "t.SVDat"}, "logic": [{"file": "l.sr"}]}))
+        (d / "t.SVDat").write_bytes(b"x" * n)
+        (d / "l.sr").write_bytes(b"x" * n)
+    tasks = _plan_tasks([("big", big), ("small", small)], tmp_path / "out", False, "raise", 0.02, workers=2)
+    keys = [t["key"] for t in tasks]
+    assert keys == ["decode:big:trace", "decode:big:logic-ideal", "analyze:big", "analyze:small"]
+    analysis = {t["key"]: t for t in tasks}
+    assert analysis["analyze:big"]["deps"] == keys[:2] and analysis["analyze:small"]["deps"] == []
+    # a decode's priority counts the analysis waiting for it: the big capture's chain goes first
+    prio = {k: t["priority"] for k, t in analysis.items()}
+    assert min(prio[k] for k in keys[:2]) > prio["analyze:big"] > prio["analyze:small"]

@@ -191,6 +191,7 @@ def iter_member(f: BinaryIO, size: int, m: Member, block: int, code: str, path: 
             crc = zlib.crc32(b, crc)
             produced += len(b)
             yield b
+            b = b""  # drop the piece before reading the next (see below)
         eof = not truncated
     elif m.method == zipfile.ZIP_DEFLATED:
         d = _fastzlib.decompressobj(-15)
@@ -217,6 +218,10 @@ def iter_member(f: BinaryIO, size: int, m: Member, block: int, code: str, path: 
                 crc = zlib.crc32(b, crc) if _fastzlib is zlib else _fastzlib.crc32(b, crc)
                 produced += len(b)
                 yield b
+                # drop the piece before inflating the next: with two multi-MiB pieces alive, glibc
+                # trims the freed heap top after each call and every piece page-faults afresh
+                # (measured 5x slower inflate on 10 MiB members read in 4 MiB pieces)
+                b = b""
             if d.eof:
                 eof = True
                 break

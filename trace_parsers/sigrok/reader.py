@@ -102,6 +102,7 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
         try:
             for block in _inflate_members(z, members):
                 scanner.feed(block)
+                del block  # freed before the next piece is inflated (see _zip.iter_member)
         except TraceCorruptError as err:
             err.code = "SR_TRUNCATED_CHUNK"
             err.args = (err._render(),)
