@@ -752,6 +752,38 @@ def _single_threaded() -> None:
 
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
+    _tune_malloc(True)
+
+
+#: glibc mallopt parameters
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+
+
+def _tune_malloc(on: bool) -> bool:
+    """glibc only: while ``on``, freed memory stays in the process for the next capture's arrays
+    (no mmap/munmap of every large array, no page faults to refill it); off restores glibc's
+    defaults and hands the memory back. Measured on the synthetic campaign: serial 4.7 → 4.4 s,
+    kernel time 0.7–1.0 → 0.3 s. Returns whether it could be applied."""
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    if on:
+        mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # glibc's maximum
+        mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+        mallopt(_M_TOP_PAD, 64 << 20)
+    else:
+        mallopt(_M_MMAP_THRESHOLD, 128 << 10)
+        mallopt(_M_TRIM_THRESHOLD, 128 << 10)
+        mallopt(_M_TOP_PAD, 0)
+        libc.malloc_trim(0)
+    return True
 
 
 #: Phase-2 cost relative to decoding, per input byte: the scheduler's priority estimate.
@@ -889,10 +921,23 @@ _PRELOAD = [
     "pyarrow",
     "pyarrow.parquet",
     "pandas",  # pyarrow imports it on the first pa.array(ndarray): once there, not in every worker
+    "pyarrow.pandas_compat",
     "trace_parsers.systemview",
+    "trace_parsers.systemview.convert",
     "trace_parsers.tracex",
+    "trace_parsers.tracex.convert",
+    "trace_parsers.tracex.stats",
     "trace_parsers.sigrok",
+    "trace_parsers.saleae",
+    "analyzers._io",
+    "analyzers.console",
     "analyzers.run",
+    "analyzers.calib",
+    "analyzers.context_switch",
+    "analyzers.cpu_load",
+    "analyzers.isr_latency",
+    "analyzers.periodicity",
+    "analyzers.workload",
     "analyzers.crossval",
     "analyzers.batch",
 ]
@@ -938,6 +983,7 @@ def _run_pool(
     *,
     schedule: list[dict[str, Any]],
     written: list[dict[str, Any]],
+    pool: _ProcessPool | None = None,
     force: bool = False,
     on_corrupt: str = "raise",
     tolerance: float = 0.02,
@@ -970,7 +1016,9 @@ def _run_pool(
     if scheduler == "processes":
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        pool = _ProcessPool(workers)  # its workers start in the background
+        own = pool is None
+        if pool is None:
+            pool = _ProcessPool(workers)  # its workers start in the background
         try:
             _run_graph(
                 tasks,
@@ -983,7 +1031,8 @@ def _run_pool(
             results.sort(key=lambda r: r["capture"])
             written.append(pool.executor.submit(write_campaign, out_dir, results).result())
         finally:
-            pool.shutdown()
+            if own:
+                pool.shutdown()
         return results
     # Dask: "dask-local" starts a local cluster; anything else is a scheduler address. The graph
     # goes to Dask whole: dependencies as futures, priorities as Dask priorities.
@@ -1036,6 +1085,32 @@ def analyze_dirs(
 ) -> dict[str, Any]:
     """Discover, analyze (in parallel, cached) and write the campaign; returns the manifest."""
     out_dir = Path(out_dir)
+    n_pool = workers or os.cpu_count() or 1
+    pool = None
+    if scheduler == "processes" and n_pool > 1 and (force or not (out_dir / "manifest.json").is_file()):
+        # a fresh or forced run will need the workers: start them while the folders are searched
+        pool = _ProcessPool(n_pool)
+    tuned = _tune_malloc(True)
+    try:
+        return _analyze_dirs(roots, out_dir, workers, scheduler, force, on_corrupt, tolerance, quiet, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if tuned:
+            _tune_malloc(False)
+
+
+def _analyze_dirs(
+    roots: Sequence[Path],
+    out_dir: Path,
+    workers: int | None,
+    scheduler: str,
+    force: bool,
+    on_corrupt: str,
+    tolerance: float,
+    quiet: bool,
+    pool: _ProcessPool | None,
+) -> dict[str, Any]:
     jobs = discover(roots, exclude=[out_dir])
     # largest first: the pool stays busy to the end (longest-processing-time-first scheduling)
     jobs.sort(key=lambda j: -sum(f.stat().st_size for f in j[1].iterdir() if f.is_file()))
@@ -1065,6 +1140,7 @@ def analyze_dirs(
         progress,
         schedule=schedule,
         written=written,
+        pool=pool,
         force=force,
         on_corrupt=on_corrupt,
         tolerance=tolerance,
