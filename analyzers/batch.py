@@ -26,9 +26,8 @@ Outputs under ``-o OUT``:
 - ``comparison.parquet``/``.csv``: per board, app and metric, each RTOS as a multiple of the
   fastest and of the slowest, in µs and CPU cycles;
 - ``overhead.csv``: traced versus untraced builds of the same test, where both exist;
-- ``manifest.json``: captures, status, errors, provenance. (The manifest returned by
-  :func:`analyze_dirs` also holds ``schedule``: every task of a parallel run with its priority and,
-  for the process pool, when and in which worker it ran.)
+- ``manifest.json``: captures, status, errors, provenance; after a parallel run also ``schedule``:
+  every task with its priority and, for the process pool, when and in which worker it ran.
 """
 
 from __future__ import annotations
@@ -1149,10 +1148,13 @@ def _analyze_dirs(
     # the process pool writes the campaign in a worker; otherwise it is written here
     manifest = written[0] if written else write_campaign(out_dir, results)
     manifest["seconds"] = time.perf_counter() - t0
-    # the task graph as run (process pool: when each task started and ended, s from the start)
+    # the task graph as run (process pool: when each task was submitted and done, and when and in
+    # which worker it ran, in s from the start of the graph)
     manifest["schedule"] = [
         {k: t.get(k) for k in ("key", "priority", "started", "ended", "ran", "pid")} for t in schedule
     ]
+    if schedule:
+        (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json_default))
     return manifest
 
 
