@@ -881,10 +881,15 @@ def _run_graph(
     submit: Callable[[dict[str, Any]], Any],
     wait_any: Callable[[set[Any]], set[Any]],
     on_done: Callable[[dict[str, Any], Any], None],
+    retries: int = 0,
 ) -> None:
     """Run a task graph on ``workers`` slots: a task starts when its dependencies are done, the
     ready task with the highest priority first, and never more tasks in flight than slots (so
-    priorities decide, not the executor's FIFO queue)."""
+    priorities decide, not the executor's FIFO queue).
+
+    A task whose future raises (its worker died, taking every task in flight with it) is run again
+    up to ``retries`` times, alone, so that the task that kills its worker fails by itself and the
+    others complete; after that ``on_done`` gets the exception as the task's result."""
     by_key = {t["key"]: t for t in tasks}
     waiting = {t["key"]: set(t["deps"]) for t in tasks}
     users: dict[str, list[str]] = {}
@@ -893,16 +898,28 @@ def _run_graph(
             users.setdefault(d, []).append(t["key"])
     ready = [k for k, d in waiting.items() if not d]
     inflight: dict[Any, str] = {}
+    attempts = dict.fromkeys(by_key, 0)
+    suspects: set[str] = set()  # tasks that were in flight when a worker died: they run alone
     t0 = time.perf_counter()
     while ready or inflight:
         ready.sort(key=lambda k: (by_key[k]["priority"], k))
-        while ready and len(inflight) < workers:
+        while ready and len(inflight) < workers and not suspects & set(inflight.values()):
+            if ready[-1] in suspects and inflight:
+                break
             k = ready.pop()
+            attempts[k] += 1
             by_key[k]["started"] = time.perf_counter() - t0
             inflight[submit(by_key[k])] = k
         for fut in wait_any(set(inflight)):
             k = inflight.pop(fut)
-            r = fut.result()
+            try:
+                r = fut.result()
+            except Exception as e:  # the worker died, or the result could not be sent back
+                if attempts[k] <= retries:
+                    suspects.add(k)
+                    ready.append(k)
+                    continue
+                r = e
             by_key[k]["ended"] = time.perf_counter() - t0
             if isinstance(r, _Timed):  # when and where the task really ran
                 by_key[k].update(ran=(r.start - t0, r.end - t0), pid=r.pid)
@@ -954,6 +971,11 @@ class _ProcessPool:
     Each worker is single-threaded (:func:`_single_threaded`): one worker per core."""
 
     def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.restarts = 0
+        self._start()
+
+    def _start(self) -> None:
         import multiprocessing as mp
         import threading
         from concurrent.futures import ProcessPoolExecutor
@@ -961,12 +983,31 @@ class _ProcessPool:
         ctx = mp.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
         if ctx.get_start_method() == "forkserver":
             ctx.set_forkserver_preload(_PRELOAD)
-        self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_single_threaded)
-        # submit() spawns a worker and blocks until it exists: do that off the caller's thread
-        self._warm = threading.Thread(
-            target=lambda: [self.executor.submit(_worker_ready) for _ in range(workers)], daemon=True
-        )
+        ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_single_threaded)
+        self.executor = ex
+
+        def warm() -> None:
+            # submit() spawns a worker and blocks until it exists: done off the caller's thread
+            for _ in range(self.workers):
+                try:
+                    ex.submit(_worker_ready)
+                except RuntimeError:  # broken or shut down meanwhile
+                    return
+
+        self._warm = threading.Thread(target=warm, daemon=True)
         self._warm.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``executor.submit``; a pool broken by a dead worker is replaced by a fresh one first."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self.executor.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            self.shutdown()
+            self.restarts += 1
+            self._start()
+            return self.executor.submit(fn, *args, **kwargs)
 
     def shutdown(self) -> None:
         self._warm.join()
@@ -1008,9 +1049,21 @@ def _run_pool(
     schedule.extend(tasks)
 
     def on_done(task: dict[str, Any], r: Any) -> None:
-        if task["fn"] is analyze_capture:
-            progress(r)
-            results.append(r)
+        if task["fn"] is not analyze_capture:
+            return  # a decode that failed is decoded again (and reported) by its capture's analysis
+        if isinstance(r, BaseException):
+            folder = task["args"][0]
+            r = {
+                "capture": task["capture"],
+                "folder": str(folder),
+                "status": "failed",
+                "error": f"the worker process analysing it died ({type(r).__name__}: {r})",
+                "code": "WORKER_DIED",
+                "cached": False,
+                "seconds": 0.0,
+            }
+        progress(r)
+        results.append(r)
 
     if scheduler == "processes":
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -1022,13 +1075,14 @@ def _run_pool(
             _run_graph(
                 tasks,
                 workers,
-                lambda t: pool.executor.submit(_timed, t["fn"], *t["args"], **t["kwargs"]),
+                lambda t: pool.submit(_timed, t["fn"], *t["args"], **t["kwargs"]),
                 lambda fs: wait(fs, return_when=FIRST_COMPLETED).done,
                 on_done,
+                retries=1,
             )
             # the campaign tables need pandas, which the workers have loaded and this process has not
             results.sort(key=lambda r: r["capture"])
-            written.append(pool.executor.submit(write_campaign, out_dir, results).result())
+            written.append(pool.submit(write_campaign, out_dir, results).result())
         finally:
             if own:
                 pool.shutdown()

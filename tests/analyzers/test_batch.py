@@ -367,3 +367,40 @@ def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
     # a decode's priority counts the analysis waiting for it: the big capture's chain goes first
     prio = {k: t["priority"] for k, t in analysis.items()}
     assert min(prio[k] for k in keys[:2]) > prio["analyze:big"] > prio["analyze:small"]
+
+
+def _exit_on_bad(x: str) -> str:
+    """Pool task for the test below: the process dies on "bad" (as on a crash or an OOM kill)."""
+    import os
+
+    if x == "bad":
+        os._exit(3)
+    return x
+
+
+def test_a_task_that_kills_its_worker_fails_alone_and_the_rest_complete():
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from analyzers.batch import _ProcessPool, _run_graph
+
+    tasks = [
+        {"key": k, "deps": [], "priority": p, "args": (k,)}
+        for k, p in (("a", 5), ("bad", 4), ("c", 3), ("d", 2), ("e", 1))
+    ]
+    tasks.append({"key": "f", "deps": ["bad"], "priority": 0, "args": ("f",)})
+    done: dict[str, object] = {}
+    pool = _ProcessPool(2)
+    try:
+        _run_graph(
+            tasks,
+            2,
+            lambda t: pool.submit(_exit_on_bad, *t["args"]),
+            lambda fs: wait(fs, return_when=FIRST_COMPLETED).done,
+            lambda t, r: done.__setitem__(t["key"], r),
+            retries=1,
+        )
+    finally:
+        pool.shutdown()
+    assert {k: v for k, v in done.items() if k != "bad"} == {k: k for k in "acdef"}
+    assert isinstance(done["bad"], Exception)
+    assert pool.restarts >= 2  # the first death, then "bad" once more, alone
