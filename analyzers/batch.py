@@ -298,8 +298,11 @@ def _decoded(src: dict[str, Any], dest: Path, on_corrupt: str, reuse: bool) -> A
     trace = _open(src["file"], tick_hz=src["tick_hz"], samplerate=src["samplerate"], on_corrupt=on_corrupt)
     dest.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    save_trace(trace, tmp, stamp=stamp)
-    os.replace(tmp, out)
+    try:
+        save_trace(trace, tmp, stamp=stamp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return trace
 
 
