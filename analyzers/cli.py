@@ -20,8 +20,13 @@ from typing import Any
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("analyzers.cli", "_setup_info", "summarise recordings and captures"),
     "events": ("analyzers.cli", "_setup_events", "export the decoded events to Parquet or CSV"),
-    "analyze": ("analyzers.batch", "setup_cli", "analyze capture folders (metrics + cross-validation)"),
+    "analyze": (
+        "analyzers.campaign.cli_analyze",
+        "setup_cli",
+        "analyze capture folders (metrics + cross-validation)",
+    ),
     "report": ("analyzers.report", "setup_cli", "render one self-contained HTML report"),
+    "export": ("analyzers.export", "setup_cli", "timeline of a capture for Perfetto (trace + pins) or VCD"),
     "compare": ("analyzers.compare", "setup_cli", "compare two runs or campaigns (CI gate)"),
     "decode": ("analyzers.cli", "_setup_decode", "decode a protocol (UART) from a logic capture"),
 }

@@ -7,7 +7,9 @@ running task. Time inside an OVERFLOW gap, and from a gap until the next switch-
 to nobody and reported as ``unknown``.
 
 Metrics (scalars, percent of the window): ``cpu.load.task.<name>``, ``cpu.load.isr.<name>``,
-``cpu.load.idle``, ``cpu.load.total`` (100 - idle - unknown), ``cpu.load.unknown``.
+``cpu.load.idle``, ``cpu.load.total`` (100 - idle - unknown), ``cpu.load.unknown``. On a
+multi-core trace the same per core, ``cpu.load.core<N>.<...>``, and the unprefixed ones over the
+whole machine (busy time summed over the cores, as a share of cores x window).
 The per-instance table has one row per context, metric ``cpu.busy.<context>`` (``value`` = busy ns
 over the window).
 """
@@ -26,7 +28,19 @@ from ._metric import Result, Series, Summary, make_table
 from .sites import Site, is_logic
 from .stats import DropLog, overflow_gaps
 
-IDLE_NAMES = ("idle", "tmr svc", "tx_idle")
+#: Idle task names (lower case; a trailing core number is allowed: ESP-IDF's ``IDLE0``/``IDLE1``).
+#: FreeRTOS's timer task "Tmr Svc" is not idle: it runs timer callbacks, real work.
+IDLE_NAMES = ("idle", "tx_idle")
+
+
+def is_idle_name(name: str) -> bool:
+    """Whether a task name is an idle task's.
+
+    >>> [is_idle_name(n) for n in ("IDLE", "IDLE1", "Tmr Svc", "tx_idle", "idler")]
+    [True, True, False, True, False]
+    """
+    n = name.strip().lower()
+    return n in IDLE_NAMES or (n.rstrip("0123456789") in IDLE_NAMES and n[-1:].isdigit())
 
 
 @dataclass(frozen=True)
@@ -73,7 +87,7 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     labels = ["unknown", "idle"]
     names = {t.ctx_id: t.name for t in trace.tasks}
     isr_names = {i.number: i.name for i in trace.isrs}
-    idle_ids = {cid for cid, nm in names.items() if nm.strip().lower() in IDLE_NAMES}
+    idle_ids = {cid for cid, nm in names.items() if is_idle_name(nm)}
     code = np.zeros(n, dtype=np.int64)
     cid = ctx_id.astype(np.int64)
     switch_in = kind == EventKind.TASK_SWITCH_IN
@@ -131,49 +145,55 @@ def _charge(labels: list[str], owner: np.ndarray, ts: np.ndarray, w0: int, w1: i
     return {labels[i]: int(tot[i]) for i in ids[np.argsort(first)].tolist()}
 
 
-def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
-    """Busy time per task and ISR over ``window`` (default: the whole trace)."""
-    drop_log = DropLog()
-    if is_logic(trace) or len(trace) == 0:
-        return Result(
-            make_table([], "logic" if is_logic(trace) else "trace"),
-            CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
-        )
+_RELEVANT = np.zeros(256, dtype=bool)  # kind -> relevant (a lookup beats np.isin on 1M rows)
+_RELEVANT[
+    [
+        EventKind.TASK_SWITCH_IN,
+        EventKind.ISR_ENTER,
+        EventKind.ISR_EXIT,
+        EventKind.ISR_TO_SCHED,
+        EventKind.IDLE,
+        EventKind.OVERFLOW,
+        EventKind.TASK_SWITCH_OUT,
+    ]
+] = True
+
+
+def _cores(trace: Trace) -> list[int]:
+    """The cores a trace's scheduling events were recorded on (one entry on single-core traces)."""
     ev = trace.events
-    rel = np.zeros(256, dtype=bool)  # kind -> relevant (a lookup beats np.isin on 1M rows)
-    rel[
-        [
-            EventKind.TASK_SWITCH_IN,
-            EventKind.ISR_ENTER,
-            EventKind.ISR_EXIT,
-            EventKind.ISR_TO_SCHED,
-            EventKind.IDLE,
-            EventKind.OVERFLOW,
-            EventKind.TASK_SWITCH_OUT,
-        ]
-    ] = True
-    sub = ev.take(np.flatnonzero(rel[ev["kind"]]))
+    if trace.meta.cores <= 1 or not len(ev):
+        return [0]
+    return sorted(np.unique(ev["core"]).tolist())
+
+
+def _busy(trace: Trace, ev: np.ndarray, w0: int, w1: int) -> dict[str, int] | None:
+    """Busy ns per context label over ``[w0, w1]`` from one core's events; None without any
+    scheduling event (a marker-only trace: nothing to attribute)."""
+    sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
     k = np.ascontiguousarray(sub["kind"])
     if not ((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.ISR_ENTER) | (k == EventKind.IDLE)).any():
-        # no scheduling events at all (a marker-only trace): nothing to attribute
-        return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
-    w0, w1 = window if window is not None else (int(ev["ts"][0]), int(ev["ts"][-1]))
+        return None
     labels, owner = _owners(trace, k, sub["ctx_id"])
-    busy = _charge(labels, owner, sub["ts"].astype(np.int64), w0, w1)
-    for g0, g1 in overflow_gaps(trace):
-        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
-    window_ns = max(w1 - w0, 0)
+    return _charge(labels, owner, sub["ts"].astype(np.int64), w0, w1)
+
+
+def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:
     scalars: dict[str, tuple[float, str]] = {}
     for name, b in sorted(busy.items()):
-        scalars[f"cpu.load.{name}"] = (100.0 * b / window_ns if window_ns else float("nan"), "pct")
+        scalars[f"{prefix}{name}"] = (100.0 * b / window_ns if window_ns else float("nan"), "pct")
     idle = busy.get("idle", 0)
     unknown = busy.get("unknown", 0)
     if window_ns:
-        scalars["cpu.load.total"] = (100.0 * (window_ns - idle - unknown) / window_ns, "pct")
-        scalars.setdefault("cpu.load.unknown", (100.0 * unknown / window_ns, "pct"))
-    series = [
+        scalars[f"{prefix}total"] = (100.0 * (window_ns - idle - unknown) / window_ns, "pct")
+        scalars.setdefault(f"{prefix}unknown", (100.0 * unknown / window_ns, "pct"))
+    return scalars
+
+
+def _series(busy: dict[str, int], w0: int, w1: int, prefix: str) -> list[Series]:
+    return [
         Series(
-            f"cpu.busy.{n}",
+            f"{prefix}{n}",
             "ns",
             np.array([w0], np.int64),
             np.array([w1], np.int64),
@@ -181,6 +201,43 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
         )
         for n in sorted(busy)
     ]
+
+
+def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
+    """Busy time per task and ISR over ``window`` (default: the whole trace).
+
+    On a multi-core trace every core is charged separately (its own ISR stack and running task):
+    ``cpu.load.core<N>.<context>`` per core, and ``cpu.load.<context>`` over the whole machine
+    (busy time summed over the cores, as a share of ``cores x window``)."""
+    drop_log = DropLog()
+    if is_logic(trace) or len(trace) == 0:
+        return Result(
+            make_table([], "logic" if is_logic(trace) else "trace"),
+            CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
+        )
+    ev = trace.events
+    w0, w1 = window if window is not None else (int(ev["ts"][0]), int(ev["ts"][-1]))
+    cores = _cores(trace)
+    per_core: dict[int, dict[str, int]] = {}
+    for c in cores:
+        b = _busy(trace, ev if len(cores) == 1 else ev[ev["core"] == c], w0, w1)
+        if b is not None:
+            per_core[c] = b
+    if not per_core:
+        return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
+    for g0, g1 in overflow_gaps(trace):
+        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
+    window_ns = max(w1 - w0, 0)
+    busy: dict[str, int] = {}
+    for b in per_core.values():
+        for name, v in b.items():
+            busy[name] = busy.get(name, 0) + v
+    scalars = _load_scalars(busy, window_ns * len(per_core), "cpu.load.")
+    series = _series(busy, w0, w1, "cpu.busy.")
+    if len(cores) > 1:
+        for c, b in per_core.items():
+            scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
+            series += _series(b, w0, w1, f"cpu.busy.core{c}.")
     table = make_table(series, "trace")
     summary = CpuLoadSummary(
         source="trace",

@@ -62,4 +62,18 @@ def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) 
             out.excluded += summary.excluded
             out.unmatched += summary.unmatched
     out.table = pa.concat_tables(tables)
+    if source == "trace" and not trace.meta.tick_hz and len(trace):
+        _times_in_ticks(out)
     return out
+
+
+def _times_in_ticks(out: SourceResult) -> None:
+    """A trace without a tick rate (TraceX without ``tick_hz``) has its times in ticks: every
+    duration the analyzers computed is in ticks too, and is labelled so (never ``ns``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out.units = {m: ("ticks" if u == "ns" else u) for m, u in out.units.items()}
+    i = out.table.schema.get_field_index("unit")
+    col = pc.if_else(pc.equal(out.table["unit"], "ns"), pa.scalar("ticks"), out.table["unit"])
+    out.table = out.table.set_column(i, out.table.schema.field(i), col)

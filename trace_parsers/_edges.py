@@ -26,6 +26,7 @@ is the initial level, not an edge.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ._numbers import parse_uint
+from .errors import TraceFormatError
 from .model import EVENT_DTYPE, Channel, CtxType, Diagnostic, EventKind, Trace, TraceMeta, ticks_to_ns
 
 #: word dtype for a unitsize (odd sizes are widened to the next power of two)
@@ -44,6 +47,30 @@ _SUB_BYTES = 1 << 18
 _BLOCK_BYTES = 1 << 22
 #: sample words: when more than 1/_DENSE_FRACTION of the 64-bit words changed, a per-sample XOR is cheaper
 _DENSE_FRACTION = 4
+
+
+#: default bound on the edges of one capture (each costs ~70 bytes while the trace is built): a
+#: compressed file must not be able to demand unbounded memory (a 33 KB ``.sr`` can inflate to
+#: 32 Mi samples with an edge each).  Raise it with the environment variable below.
+DEFAULT_MAX_EDGES = 20_000_000
+MAX_EDGES_ENV = "CROSSTRACE_MAX_EDGES"
+
+
+def max_edges() -> int:
+    """The edge limit: ``$CROSSTRACE_MAX_EDGES`` when set to an integer, else :data:`DEFAULT_MAX_EDGES`."""
+    v = parse_uint(os.environ.get(MAX_EDGES_ENV, ""))
+    return DEFAULT_MAX_EDGES if v is None else v
+
+
+def check_edge_limit(count: int, path: str | Path | None, offset: int = 0) -> None:
+    """Raise ``LIMIT_EXCEEDED`` when ``count`` edges exceed :func:`max_edges`."""
+    limit = max_edges()
+    if count > limit:
+        raise TraceFormatError(
+            f"the capture holds more than {limit:,} edges (≈{70 * count / 2**30:.1f} GiB to build the "
+            f"trace); refused to protect memory. Raise the limit with the environment variable "
+            f"{MAX_EDGES_ENV}=<edges> if this is a real capture", code="LIMIT_EXCEEDED",
+            path=None if path is None else str(path), offset=offset)
 
 
 @dataclass
@@ -74,7 +101,7 @@ class WordEdgeScanner:
     the next call.  ``finish(names)`` returns one :class:`ChannelEdges` per bit.
     """
 
-    def __init__(self, bits: Sequence[int], unitsize: int) -> None:
+    def __init__(self, bits: Sequence[int], unitsize: int, *, path: str | Path | None = None) -> None:
         if unitsize not in _WORD:
             raise ValueError(f"unsupported unitsize {unitsize}")
         self.bits = [int(b) for b in bits]
@@ -91,6 +118,9 @@ class WordEdgeScanner:
         self._first_raw: int | None = None
         self._idx: list[np.ndarray] = []  #: int64 sample indices of changes, per scanned block
         self._dv: list[np.ndarray] = []  #: (masked) XOR of the sample with its predecessor there
+        self.path = path
+        self.edges = 0  #: edges found so far (all channels; checked against max_edges())
+        self._limit = max_edges()
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, buf: bytes | bytearray | memoryview) -> None:
@@ -167,6 +197,9 @@ class WordEdgeScanner:
         mask = None if self.full_mask else self.dtype.type(self.mask)
         nz, dv = _changes(s, self.dtype.type(self.last), mask)
         if nz.size:
+            self.edges += int(np.bitwise_count(dv).sum(dtype=np.int64))
+            if self.edges > self._limit:
+                check_edge_limit(self.edges, self.path)
             self._idx.append(nz.astype(np.int64) + self.samples)
             self._dv.append(dv)
         last = s[-1] if mask is None else s[-1] & mask
@@ -268,11 +301,14 @@ def _changes_by_word(s: np.ndarray, prev: Any, per: int, mask: Any = None) -> tu
 class BitPlaneEdgeScanner:
     """Streaming edges of one channel stored as a 1-bit-per-sample plane (``.dsl``), LSB first."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, path: str | Path | None = None, edges_before: int = 0) -> None:
         self.samples = 0
         self.last: int | None = None
         self.initial = 0
         self._parts: list[np.ndarray] = []
+        self.path = path
+        self.edges = edges_before  #: edges of this and earlier channels (checked against max_edges())
+        self._limit = max_edges()
 
     def feed(self, plane: bytes, nsamples: int) -> None:
         """Consume the first ``nsamples`` bits of ``plane`` (bit 0 of byte 0 is the first sample)."""
@@ -296,6 +332,9 @@ class BitPlaneEdgeScanner:
                 if bits[0] != self.last:
                     nz = np.concatenate(([0], nz))
                 if nz.size:
+                    self.edges += int(nz.size)
+                    if self.edges > self._limit:
+                        check_edge_limit(self.edges, self.path)
                     self._parts.append(nz.astype(np.int64) + (self.samples + pos * 8))
                 self.last = int(bits[-1])
                 fill = b"\xff" if self.last else b"\x00"
@@ -381,6 +420,7 @@ def build_edge_trace(channels: Sequence[ChannelEdges], *, source_format: str, pa
     ``-first_tick``, the ``ts_raw`` of time zero.
     """
     n = sum(len(c.edges) for c in channels)
+    check_edge_limit(n, path)
     # sort flat columns first, then fill the (wide) structured array once: peak memory ~1x events
     ts_raw = np.concatenate([c.edges for c in channels]) if channels else np.zeros(0, np.int64)
     marker = np.concatenate([np.full(len(c.edges), c.index, np.uint32) for c in channels]) \

@@ -26,6 +26,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "TRAILING_PADDING": (Severity.INFO, "zero padding after the last record"),
     "CORRUPT_REGION": (Severity.DATA_LOSS, "undecodable bytes skipped until the next resync point"),
     "BAD_OPTION": (Severity.ERROR, "an option has an invalid value"),
+    "LIMIT_EXCEEDED": (Severity.ERROR, "the input would need more memory than the configured limit"),
     # SystemView
     "SV_BAD_MAGIC": (Severity.ERROR, "not a SystemView recording"),
     "SV_BAD_HEADER": (Severity.ERROR, "the ';' text header is malformed"),
@@ -36,6 +37,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SV_NO_INIT": (Severity.NOTICE, "no INIT packet: tick rate unknown"),
     "SV_BAD_DESCRIPTION": (Severity.ERROR, "a SystemView description file line cannot be parsed"),
     "SV_STRING_ORDER": (Severity.NOTICE, "a long string's length byte order had to be guessed"),
+    "SV_NO_TRACE_STOP": (Severity.DATA_LOSS, "a stream ends after a whole packet but without TRACE_STOP "
+                         "(a cut on a packet boundary?)"),
     # TraceX
     "TRX_BAD_MAGIC": (Severity.ERROR, "not a TraceX buffer"),
     "TRX_BAD_HEADER": (Severity.ERROR, "the TraceX control header is inconsistent"),
@@ -47,6 +50,16 @@ CODES: dict[str, tuple[Severity, str]] = {
     "TRX_UNKNOWN_ID": (Severity.NOTICE, "an event id below 4096 with no name in the header tables"),
     "TRX_TIMER_WRAPS": (Severity.INFO, "the masked timestamp wrapped; unrolled by mask + 1 per wrap"),
     "TRX_SHORT_TIMER": (Severity.NOTICE, "short timer period: a long gap could hide an extra wrap"),
+    # CTF (Zephyr tracing)
+    "CTF_BAD_METADATA": (Severity.ERROR, "the TSDL metadata cannot be parsed or is unsupported"),
+    "CTF_NO_METADATA": (Severity.ERROR, "no TSDL metadata file beside the CTF streams"),
+    "CTF_BAD_MAGIC": (Severity.ERROR, "a CTF stream does not start with the packet magic 0xC1FC1FC1"),
+    "CTF_NO_STREAMS": (Severity.NOTICE, "a CTF trace folder holds metadata but no stream files"),
+    "CTF_RESYNC": (Severity.DATA_LOSS, "CTF decoding resumed after damaged bytes"),
+    "CTF_DISCARDED": (Severity.DATA_LOSS, "the tracer discarded events (events_discarded, packet_seq_num)"),
+    "CTF_NO_CLOCK": (Severity.NOTICE, "the CTF streams map no single clock: ts_raw is the event number"),
+    "CTF_IMPLICIT_CLOCK": (Severity.INFO, "an unmapped timestamp field: a 1 GHz clock is assumed"),
+    "CTF_CLOCK_WRAPS": (Severity.INFO, "narrow CTF timestamps wrapped and were unrolled"),
     # logic captures
     "SR_BAD_ZIP": (Severity.ERROR, "not a readable sigrok session zip"),
     "SR_MISSING_METADATA": (Severity.ERROR, "a required metadata key is missing"),
@@ -63,6 +76,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DECODER_MISSING": (Severity.ERROR, "sigrok-cli (libsigrokdecode) is not installed"),
     # analysis
     "AN_PRECONDITION": (Severity.ERROR, "the trace lacks what the analysis needs"),
+    "AN_HASH_MISMATCH": (Severity.ERROR, "a recording differs from the SHA-256 its run.json declares"),
 }
 
 

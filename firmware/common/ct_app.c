@@ -16,6 +16,9 @@ __attribute__((section(".ct_config"), used)) static const char ct_config_section
     "CT_CONFIG " CT_CONFIG_STRING;
 
 volatile uint8_t ct_site_level[CT_SITE_COUNT];
+#if CT_NEGCTL_DROP_EVERY > 0
+uint32_t ct_negctl_drop_count;
+#endif
 
 static unsigned n_ok, n_fail;
 

@@ -53,13 +53,54 @@ static inline __attribute__((always_inline)) void ct_site_irq_restore(uint32_t p
 #endif
 }
 
+/* Negative controls (compile-time, default off; issue 12): faults injected on the trace side only, so a
+ * cross-validation that cannot see them is shown to be blind. Off, they leave no code and no data.
+ *   CT_NEGCTL_DELAY_SITE=<site id> + CT_NEGCTL_DELAY_INSNS=<n>: exactly n `nop`s between that site's pin
+ *     store and its trace record, inside the interrupt mask: its trace timestamps are late by n instructions.
+ *   CT_NEGCTL_DROP_SITE=<site id> + CT_NEGCTL_DROP_EVERY=<N>: the trace record of every N-th occurrence of
+ *     that site (N-th, 2N-th, ...) is skipped; the pin still toggles. */
+#ifndef CT_NEGCTL_DELAY_SITE
+#define CT_NEGCTL_DELAY_SITE 0
+#endif
+#ifndef CT_NEGCTL_DELAY_INSNS
+#define CT_NEGCTL_DELAY_INSNS 0
+#endif
+#ifndef CT_NEGCTL_DROP_SITE
+#define CT_NEGCTL_DROP_SITE 0
+#endif
+#ifndef CT_NEGCTL_DROP_EVERY
+#define CT_NEGCTL_DROP_EVERY 0
+#endif
+#define CT_NEGCTL_STR_(x) #x
+#define CT_NEGCTL_STR(x) CT_NEGCTL_STR_(x)
+_Static_assert(CT_NEGCTL_DELAY_SITE < CT_SITE_COUNT && CT_NEGCTL_DROP_SITE < CT_SITE_COUNT,
+               "CT_NEGCTL_*_SITE must be a site id of ct_sites.h");
+#if (CT_NEGCTL_DELAY_SITE != 0) != (CT_NEGCTL_DELAY_INSNS != 0)
+#error "CT_NEGCTL_DELAY_SITE and CT_NEGCTL_DELAY_INSNS go together (both > 0, or both off)"
+#endif
+#if (CT_NEGCTL_DROP_SITE != 0) != (CT_NEGCTL_DROP_EVERY != 0)
+#error "CT_NEGCTL_DROP_SITE and CT_NEGCTL_DROP_EVERY go together (both > 0, or both off)"
+#endif
+#if CT_NEGCTL_DROP_EVERY > 0
+extern uint32_t ct_negctl_drop_count; /* occurrences of CT_NEGCTL_DROP_SITE since the last dropped record */
+#endif
+
 static inline __attribute__((always_inline)) void ct_site(enum ct_site_id id)
 {
     uint32_t primask = ct_site_irq_mask();
     unsigned level = (unsigned)(ct_site_level[id] ^= 1u);
     ct_pin_write(ct_site_pin(id), level);
 #if CT_TRACE
-    ct_port_trace_mark((unsigned)id, level);
+#if CT_NEGCTL_DELAY_INSNS > 0
+    if ((unsigned)id == CT_NEGCTL_DELAY_SITE)
+        __asm volatile(".rept " CT_NEGCTL_STR(CT_NEGCTL_DELAY_INSNS) "\n nop\n .endr" ::: "memory");
+#endif
+#if CT_NEGCTL_DROP_EVERY > 0
+    if ((unsigned)id == CT_NEGCTL_DROP_SITE && ++ct_negctl_drop_count >= CT_NEGCTL_DROP_EVERY) {
+        ct_negctl_drop_count = 0; /* the pin toggled above; this occurrence gets no trace record */
+    } else
+#endif
+        ct_port_trace_mark((unsigned)id, level);
 #endif
     ct_site_irq_restore(primask);
 }

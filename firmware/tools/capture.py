@@ -3,6 +3,7 @@
 capture folder with the trace, one ``.sr`` per analyzer profile, ``uart.log``, ``run.json`` and README.
 
     python firmware/tools/capture.py run --rtos freertos --app ctx_switch --opts CT_NTASKS=5 --la ideal,la100
+    python firmware/tools/capture.py run --rtos freertos --app isr_latency --shift 3 --la la100,la24
     python firmware/tools/capture.py campaign [--only freertos/ctx_switch-n2] [--out DIR]
     python firmware/tools/capture.py verify captures/          # run.json hashes match the files
 
@@ -23,15 +24,18 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from vla import campaign as _campaign  # noqa: E402
+from vla.campaign import DEFAULT_LA, RunSpec, negative_control, parse_opts, time_scale  # noqa: E402
 from vla.convert import UART_CHANNEL, channels_from_log, write_profile  # noqa: E402
 from vla.edgelog import read_edge_log  # noqa: E402
-from vla.profiles import PROFILES, Profile, parse_profile  # noqa: E402
+from vla.profiles import PROFILES, parse_profile  # noqa: E402
 from vla.sites import read_sites  # noqa: E402
+
+__all__ = ["RunSpec", "capture", "load_campaign", "verify", "build_parser", "spec_from_args"]
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARD = "qemu_netduinoplus2"
@@ -39,9 +43,11 @@ MACHINE = "netduinoplus2"
 QEMU = os.environ.get("QEMU", "qemu-system-arm")
 PLUGIN = Path(os.environ.get("VLA_PLUGIN", ROOT / "firmware" / "build" / "vla" / "vla.so"))
 CAMPAIGN = ROOT / "captures" / "campaign.toml"
-DEFAULT_LA = ("ideal", "la100")
 BAUD = 115200
-TS_HZ = 1_000_000_000  # TIM2 under QEMU: 1 GHz = 1 tick per instruction at shift=0
+# TIM2 under QEMU counts QEMU_CLOCK_VIRTUAL nanoseconds (stm32f2xx_timer, clock-frequency 1 GHz) at every
+# icount shift: 1 tick per instruction at shift 0, 8 per instruction at shift 3. The firmware says so too
+# (CT_INFO ts_hz); this is the fallback for images that do not.
+TS_HZ = 1_000_000_000
 RESULT_RE = re.compile(r"^(CT_RESULT|CT_FAIL|CT_DONE|CT_INFO)\b.*$", re.M)
 DONE_RE = re.compile(r"^CT_DONE ok=(\d+) fail=(\d+)", re.M)
 TRACE_RE = re.compile(
@@ -60,21 +66,6 @@ class CaptureError(RuntimeError):
     """A run that must not produce a capture; the message is the reason recorded in run.json."""
 
 
-@dataclass
-class RunSpec:
-    rtos: str
-    app: str
-    options: dict[str, str] = field(default_factory=dict)
-    variant: str = ""
-    profiles: tuple[Profile, ...] = tuple(PROFILES[p] for p in DEFAULT_LA)
-    timeout_s: float = 300.0
-    shift: int = 0
-
-    @property
-    def app_dir(self) -> str:
-        return f"{self.app}-{self.variant}" if self.variant else self.app
-
-
 def sha256_file(p: Path) -> str:
     h = hashlib.sha256()
     with open(p, "rb") as f:
@@ -91,11 +82,6 @@ def qemu_version() -> str:
     r = _run([QEMU, "--version"])
     m = re.search(r"version (\S+)(?: \(([^)]*)\))?", r.stdout)
     return f"{m.group(1)} ({m.group(2)})" if m and m.group(2) else (m.group(1) if m else "unknown")
-
-
-def git_rev() -> str:
-    r = _run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"])
-    return r.stdout.strip() or "unknown"
 
 
 def build_plugin(force: bool = False) -> Path:
@@ -243,6 +229,7 @@ def capture(
         "variant": spec.variant or None,
         "run_id": run_id,
         "options": _typed(spec.options),
+        "time_scale": time_scale(spec.shift),
     }
     try:
         elf = build_firmware(spec) if elf is None else elf
@@ -279,14 +266,19 @@ def _run_into(spec: RunSpec, work: Path, meta: dict, sites_h: Path | None) -> No
     elf = work / "ct.elf"
     config = elf_config(elf)
     m = re.search(r"\bgit=(\S+)", config)
+    # the image's source revision (firmware/CMakeLists.txt: a hash of its sources, "src-..."), never the
+    # checkout's: a rerun from any clone or path must write the same run.json
     meta["firmware"] = {
-        "git_rev": m.group(1) if m else git_rev(),
+        "git_rev": m.group(1) if m else "unknown",
         "elf_sha256": sha256_file(elf),
         "config": config,
     }
     m = re.search(r"\bopts=(\S+)", config)
     if m:  # every compile-time option with its effective value, as the image records them
         meta["options"] = _typed(dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv))
+    nc, expect = negative_control(meta["options"], spec.shift)
+    if nc:
+        meta["negative_control"], meta["expect"] = nc, expect
     m = re.search(r"\b(?:rtos_version|RTOS_VERSION)=(\S+)", config)
     meta["rtos_version"] = m.group(1) if m else ""
     m = re.search(r"\bvariant=(\S+)", config)
@@ -377,7 +369,7 @@ def _run_into(spec: RunSpec, work: Path, meta: dict, sites_h: Path | None) -> No
     for tmp in ("vla.edges", "qemu.stderr", "ct.elf"):
         (work / tmp).unlink(missing_ok=True)
     (work / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
-    (work / "README.md").write_text(_readme(spec, meta))
+    (work / "README.md").write_text(_campaign.readme(spec, meta))
     if overflow:
         raise CaptureError(f"trace buffer overflowed: {tstats.get('dropped', '?')} trace records were lost")
     if meta["done"]["fail"] or not meta["done"]["ok"]:
@@ -387,74 +379,12 @@ def _run_into(spec: RunSpec, work: Path, meta: dict, sites_h: Path | None) -> No
         )
 
 
-def _readme(spec: RunSpec, meta: dict) -> str:
-    opts = " ".join(f"-D{k}={v}" for k, v in spec.options.items())
-    la = ",".join(p.name for p in spec.profiles)
-    lines = [
-        f"# {spec.rtos} / {spec.app_dir} on QEMU {MACHINE}",
-        "",
-        "Paired recording made by `firmware/tools/capture.py` (virtual logic analyzer, captures/README.md).",
-        "",
-        "Reproduce:",
-        "",
-        "```",
-        f"make capture RTOS={spec.rtos} APP={spec.app}"
-        + (f" OPTS='{opts}'" if opts else "")
-        + (f" VARIANT={spec.variant}" if spec.variant else "")
-        + f" LA={la}",
-        "```",
-        "",
-        "| file | what |",
-        "|---|---|",
-    ]
-    if meta.get("trace"):
-        lines.append(
-            f"| `{meta['trace']['file']}` | {meta['trace']['format']} trace, ticks at "
-            f"{meta['trace']['tick_hz']} Hz (TIM2 = instructions at shift 0) |"
-        )
-    for lg in meta["logic"]:
-        p = lg["profile"]
-        lines.append(
-            f"| `{lg['file']}` | logic capture, profile `{p['name']}`: {p['samplerate']} S/s, "
-            f"{p['ppm']:g} ppm, jitter {p['jitter_ns']:g} ns, seed {p['seed']} |"
-        )
-    lines += [
-        "| `uart.log` | USART1 output (also channel `uart.tx` at 115200 8N1) |",
-        "| `run.json` | firmware/QEMU/profile metadata, site -> channel map, sha256 of every file |",
-        "",
-        "Channels: " + ", ".join(f"`{c['name']}` ({c['pin']})" for c in meta["channels"]),
-        "",
-        "Result lines:",
-        "",
-        "```",
-        *meta["result_lines"],
-        "```",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 # ---- campaign and verification ---------------------------------------------------------------------------
 
 
 def load_campaign(path: Path = CAMPAIGN) -> list[tuple[RunSpec, str]]:
-    import tomllib
-
-    doc = tomllib.loads(path.read_text())
-    defaults = doc.get("defaults", {})
-    runs = []
-    for r in doc["run"]:
-        la = r.get("la", defaults.get("la", list(DEFAULT_LA)))
-        spec = RunSpec(
-            rtos=r["rtos"],
-            app=r["app"],
-            options={k: str(v) for k, v in r.get("options", {}).items()},
-            variant=r.get("variant", ""),
-            profiles=tuple(parse_profile(p) for p in la),
-            timeout_s=float(r.get("timeout_s", defaults.get("timeout_s", 300))),
-        )
-        runs.append((spec, r.get("run_id", defaults.get("run_id", "ref"))))
-    return runs
+    """Every (run, run_id) of the campaign file (vla/campaign.py: [[run]] entries, then [[rerun]])."""
+    return _campaign.load_campaign(path)
 
 
 def verify(root: Path) -> list[str]:
@@ -477,7 +407,7 @@ def verify(root: Path) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="one capture")
@@ -486,16 +416,31 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--opts", default="", help="compile-time options 'K=V ..' or '-DK=V ..' (make fw OPTS=)")
     r.add_argument("--variant", default="", help="folder suffix <app>-<variant> (e.g. n5)")
     r.add_argument("--la", default=",".join(DEFAULT_LA), help=f"profiles: {', '.join(PROFILES)} or custom")
+    r.add_argument("--shift", type=int, default=0, choices=range(0, 11), metavar="S",
+                   help="QEMU -icount shift: 2**S ns per instruction (0: 1 ns; 3: 8 ns, board speed)")
     r.add_argument("--elf", type=Path, help="use this image instead of building one")
     r.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "captures")
     r.add_argument("--run-id", default=None, help="default: UTC time of the run, e.g. 20260101T120000Z")
     r.add_argument("--timeout", type=float, default=300.0, help="wall-clock limit for the QEMU run (s)")
     c = sub.add_parser("campaign", help="the reference matrix of captures/campaign.toml")
-    c.add_argument("--only", action="append", default=[], help="<rtos>/<app-dir> to run (repeatable)")
+    c.add_argument("--only", action="append", default=[], help="<rtos>/<app-dir>[/<run-id>] (repeatable)")
     c.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "captures")
     c.add_argument("--list", action="store_true")
     v = sub.add_parser("verify", help="check run.json hashes under a folder")
     v.add_argument("root", type=Path, nargs="?", default=ROOT / "captures")
+    return ap
+
+
+def spec_from_args(a: argparse.Namespace) -> RunSpec:
+    """The run a ``capture.py run`` command line asks for (ValueError on a malformed --opts/--la)."""
+    return RunSpec(
+        a.rtos, a.app, parse_opts(a.opts), a.variant,
+        tuple(parse_profile(p) for p in a.la.split(",") if p), a.timeout, a.shift,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     a = ap.parse_args(argv)
 
     if a.cmd == "verify":
@@ -503,10 +448,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(probs) or f"{a.root}: all run.json hashes match")
         return 1 if probs else 0
     if a.cmd == "run":
-        opts = dict(kv.removeprefix("-D").split("=", 1) for kv in a.opts.split())
-        spec = RunSpec(
-            a.rtos, a.app, opts, a.variant, tuple(parse_profile(p) for p in a.la.split(",") if p), a.timeout
-        )
+        try:
+            spec = spec_from_args(a)
+        except (ValueError, KeyError) as e:
+            ap.error(str(e))
         run_id = a.run_id or _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         try:
             d = capture(spec, a.out, run_id, a.elf.resolve() if a.elf else None)
@@ -517,11 +462,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = load_campaign()
     if a.only:
-        runs = [(s, rid) for s, rid in runs if f"{s.rtos}/{s.app_dir}" in a.only]
+        runs = [(s, rid) for s, rid in runs
+                if f"{s.rtos}/{s.app_dir}" in a.only or f"{s.rtos}/{s.app_dir}/{rid}" in a.only]
     failed = 0
     for spec, rid in runs:
         if a.list:
-            print(f"{spec.rtos}/{spec.app_dir}/{rid}  {spec.options}  {[p.name for p in spec.profiles]}")
+            print(f"{spec.rtos}/{spec.app_dir}/{rid}  {spec.options}  {[p.name for p in spec.profiles]}"
+                  f"  shift={spec.shift}")
             continue
         try:
             t0 = time.perf_counter()

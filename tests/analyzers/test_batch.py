@@ -8,6 +8,7 @@ import pytest
 
 from analyzers import _synth as S
 from analyzers.batch import analyze_dirs, discover, load_campaign
+from analyzers.campaign import capture, scheduler
 from analyzers.cli import main
 
 from ._campaign import make_campaign
@@ -229,9 +230,7 @@ def real_captures(tmp_path):
 def test_pool_decodes_every_recording_before_its_capture_is_analyzed(
     real_captures, tmp_path, monkeypatch
 ):
-    import analyzers.batch as B
-
-    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)  # split every capture, however small
+    monkeypatch.setattr(scheduler, "_SPLIT_SHARE", 0.0)  # split every capture, however small
     serial = analyze_dirs([real_captures], tmp_path / "serial", scheduler="serial", quiet=True)
     pool = analyze_dirs([real_captures], tmp_path / "pool", workers=2, scheduler="processes", quiet=True)
     assert pool["failed"] == serial["failed"] == 0
@@ -265,7 +264,7 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     def no_decoding(*a, **k):
         raise AssertionError("decoded again")
 
-    monkeypatch.setattr(B, "_open", no_decoding)
+    monkeypatch.setattr(capture, "_open", no_decoding)
     again = B.analyze_capture(folder, "c", out)
     assert again["status"] == "ok"
     pd.testing.assert_frame_equal(pd.DataFrame(again["metrics"]), pd.DataFrame(first["metrics"]))
@@ -278,8 +277,8 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     log = folder / "logic-la100.sr"
     data = bytearray(log.read_bytes())
     calls = []
-    real_open = B._open
-    monkeypatch.setattr(B, "_open", lambda p, **k: calls.append(Path(p).name) or real_open(p, **k))
+    real_open = capture._open
+    monkeypatch.setattr(capture, "_open", lambda p, **k: calls.append(Path(p).name) or real_open(p, **k))
     log.write_bytes(bytes(data))
     B.analyze_capture(folder, "c", out, force=False, reuse_events=True)
     assert calls == []
@@ -292,9 +291,7 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
 def test_a_recording_that_fails_to_decode_fails_its_capture_in_the_pool(
     real_captures, tmp_path, monkeypatch
 ):
-    import analyzers.batch as B
-
-    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)
+    monkeypatch.setattr(scheduler, "_SPLIT_SHARE", 0.0)
     bad = real_captures / _REAL[1] / "trace.trx"
     bad.write_bytes(b"\x00" * 64)
     m = analyze_dirs([real_captures], tmp_path / "out", workers=2, scheduler="processes", quiet=True)
@@ -341,9 +338,7 @@ def test_graph_runner_respects_dependencies_slots_and_priorities():
 
 @pytest.mark.slow
 def test_local_dask_cluster_runs_the_task_graph(real_captures, tmp_path, monkeypatch):
-    import analyzers.batch as B
-
-    monkeypatch.setattr(B, "_SPLIT_SHARE", 0.0)
+    monkeypatch.setattr(scheduler, "_SPLIT_SHARE", 0.0)
     analyze_dirs([real_captures], tmp_path / "serial", scheduler="serial", quiet=True)
     m = analyze_dirs([real_captures], tmp_path / "dask", workers=2, scheduler="dask-local", quiet=True)
     assert m["failed"] == 0 and sum(t["key"].startswith("decode:") for t in m["schedule"]) == 6

@@ -82,3 +82,25 @@ def test_alignment_recovers_any_offset_and_drift(ppm, offset, seed, rate):
     assert all(f.unmatched_trace == 0 and f.unmatched_logic == 0 for f in al.sites.values())
     ag = {a.metric: a for a in cv.agreements}["isr.to_task.latency"]
     assert ag.n_pairs == 40 and ag.verdict == "PASS"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    logic=st.floats(50.0, 1e7),
+    quantum=st.sampled_from([1.0, 2.0, 11.0, 42.7]),
+    share=st.floats(0.0, 0.1),
+    sign=st.sampled_from([-1.0, 1.0]),
+    n=st.integers(1, 400),
+)
+def test_verdict_flips_where_the_difference_crosses_two_percent_plus_one_quantum(logic, quantum, share, sign, n):
+    """A constant difference FAILs exactly when it exceeds 2 % of the value plus one quantum."""
+    from analyzers.crossval import judge
+
+    lv = np.full(n, logic)
+    delta = sign * share * logic
+    j = judge(lv + delta, lv, quantum, (0, 0), (n, n))
+    limit = 0.02 * logic + quantum
+    if abs(delta) > limit * (1 + 1e-9):
+        assert j.verdict == "FAIL"
+    elif abs(delta) < limit * (1 - 1e-9):
+        assert j.verdict == ("PASS" if quantum <= 0.02 * logic else "UNRESOLVED")

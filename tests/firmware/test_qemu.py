@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.firmware.conftest import rtos_sources
 from tests.firmware.console import parse_console
 from tests.firmware.qemu_smoke import run_image
 
@@ -98,13 +99,14 @@ def test_invalid_app_is_rejected(tmp_path):
     assert p.returncode != 0 and "needs an RTOS" in p.stderr
 
 
-FREERTOS_OK = (DEPS / "FreeRTOS-Kernel").is_dir() and (DEPS / "segger").is_dir()
+@pytest.fixture
+def freertos_sources():
+    return rtos_sources("freertos")  # skips, or fails in CI, without them
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FREERTOS_OK, reason=f"FreeRTOS-Kernel and segger sources not in {DEPS}")
 @pytest.mark.parametrize("app", ["ctx_switch", "periodic", "isr_latency", "fft_workload"])
-def test_freertos_apps_traced_and_untraced(app, tmp_path):
+def test_freertos_apps_traced_and_untraced(app, tmp_path, freertos_sources):
     traced = build(tmp_path / "t", "freertos", app)
     rc, out = run_image(traced, timeout=120, cwd=tmp_path)
     con = parse_console(out)
@@ -124,8 +126,7 @@ def test_freertos_apps_traced_and_untraced(app, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FREERTOS_OK, reason=f"FreeRTOS-Kernel and segger sources not in {DEPS}")
-def test_freertos_trace_overflow_is_counted_and_fails_the_run(tmp_path):
+def test_freertos_trace_overflow_is_counted_and_fails_the_run(tmp_path, freertos_sources):
     """A SystemView buffer too small for the yield bursts drops packets: counted, reported, failed run."""
     elf = build(tmp_path / "b", "freertos", "ctx_switch", "-DCT_SV_BUFFER_SIZE=256")
     rc, out = run_image(elf, timeout=120, cwd=tmp_path)

@@ -28,6 +28,7 @@ from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_cor
 from ..model import Diagnostic, Severity, Trace
 
 MAGIC = b"<SALEAE>"
+_MAX_S = 1e9  #: largest |time| in seconds accepted from a file (int64 ns reach 9.2e9 s)
 _NAME_RE = re.compile(r"digital_(\d+)\.bin$")
 
 
@@ -90,6 +91,11 @@ def _parse(path: Path, index: int, on_corrupt: Any, diags: list[Diagnostic]) -> 
             level = None
             for k in range(count):
                 init, rate, begin, end, n = r.unpack("<IdddQ", off, f"chunk {k} header")
+                if not all(np.isfinite((rate, begin, end))) or max(abs(begin), abs(end)) >= _MAX_S:
+                    raise TraceCorruptError(f"chunk {k}: implausible sample rate/begin/end time "
+                                            f"({rate!r}, {begin!r}, {end!r}); expected finite times "
+                                            f"within ±{_MAX_S:.0e} s", code="SALEAE_BAD_BINARY",
+                                            path=p, offset=off)
                 off += 36
                 avail = max(0, (len(data) - off) // 8)
                 t = np.frombuffer(data, "<f8", min(n, avail), off).copy()
@@ -144,7 +150,7 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
         rate = int(next(iter(rates)))
     else:
         rate = 1_000_000_000
-    if not (np.isfinite(begin) and np.isfinite(end) and abs(begin) < 1e9 and abs(end) < 1e9):
+    if not (np.isfinite(begin) and np.isfinite(end) and abs(begin) < _MAX_S and abs(end) < _MAX_S):
         raise TraceFormatError(f"implausible begin/end time ({begin!r}, {end!r} s)",
                                code="SALEAE_BAD_BINARY", path=str(path), offset=16)
     if not 0 < rate < 1e13:

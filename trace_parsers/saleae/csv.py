@@ -26,7 +26,8 @@ from .._edges import ChannelEdges, build_edge_trace, changes_to_edges
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
-_REL_RE = re.compile(r"^([+-]?)(\d+)(?:\.(\d*))?$")
+#: at most 19 integer digits: longer numbers are out of range anyway (and would reach int()'s limit)
+_REL_RE = re.compile(r"^([+-]?)(\d{1,19})(?:\.(\d*))?$")
 _ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
                      r"(Z|[+-]\d{2}:?\d{2})?$")
 _HEADER = b"Time [s],"
@@ -65,9 +66,9 @@ def parse_time_ns(s: str) -> tuple[int, bool] | None:
         off = sign * timedelta(hours=int(tzs[:2]), minutes=int(tzs[2:]))
     try:
         dt = datetime(y, mo, d, hh, mi, ss, tzinfo=timezone(off))
-    except ValueError:
+        secs = int(dt.timestamp())
+    except (ValueError, OverflowError):  # e.g. year 0, month 13, a time before year 1 in UTC
         return None
-    secs = int(dt.timestamp())
     return secs * 1_000_000_000 + (int((frac + "000000000")[:9]) if frac else 0), True
 
 
@@ -94,7 +95,7 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
                                f"{','.join(header)[:80]!r}", code="CSV_BAD_ROW", path=p, offset=0)
     names = [h.strip() for h in header[1:]]
     nch = len(names)
-    off += len(lines[0]) + 1
+    off = len(lines[0]) + 1  # lines[0] includes the byte-order mark, if any
     times: list[int] = []
     rows: list[list[int]] = []
     no_data = 0

@@ -129,9 +129,28 @@ class ZipArchive:
             if flags & 0x8 and csize == 0:
                 csize = usize = crc = -1  # sizes follow the data; inflate finds the end
             self.members[name] = Member(name, off, data, csize, usize, method, crc)
-            if csize < 0:
-                break  # cannot locate the next header without inflating; keep what we have
+            if csize < 0:  # sizes in a data descriptor: the next member starts at the next signature
+                nxt = self._next_local(data)
+                if nxt is None:
+                    break
+                off = nxt
+                continue
             off = data + csize
+
+    def _next_local(self, start: int) -> int | None:
+        """Offset of the next valid local file header at or after ``start`` (recovery only)."""
+        step = 1 << 20
+        pos = start
+        while pos < self.size:
+            self._f.seek(pos)
+            buf = self._f.read(step + 3)
+            i = buf.find(b"PK\x03\x04")
+            while i >= 0:
+                if self._read_local(pos + i) is not None:
+                    return pos + i
+                i = buf.find(b"PK\x03\x04", i + 1)
+            pos += step
+        return None
 
     @staticmethod
     def _zip64_sizes(extra: bytes, usize: int, csize: int) -> tuple[int, int]:
@@ -159,6 +178,21 @@ class ZipArchive:
                                         code=self.code, path=self.path,
                                         offset=self.members[name].header_offset)
         return bytes(out)
+
+    def read_partial(self, name: str, limit: int = 1 << 20) -> tuple[bytes, TraceCorruptError | None]:
+        """Like :meth:`read`, but a damaged member returns the bytes inflated before the damage and
+        the error instead of raising (for small text members whose readable part is still useful)."""
+        out = bytearray()
+        try:
+            for b in self.iter_blocks(name, 1 << 16):
+                out += b
+                if len(out) > limit:
+                    raise TraceCorruptError(f"member {name!r} is larger than {limit} bytes",
+                                            code=self.code, path=self.path,
+                                            offset=self.members[name].header_offset)
+        except TraceCorruptError as e:
+            return bytes(out[:limit]), e
+        return bytes(out), None
 
     def iter_blocks(self, name: str, block: int = 1 << 22) -> Iterator[bytes]:
         """Inflated data of member ``name`` in pieces of at most ``block`` bytes.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-_RATE_RE = re.compile(r"^\s*(\d+)(?:\.(\d*))?\s*([kKmMgGtTpPeE])?\s*(?:[hH][zZ])?\s*$")
+#: at most 19 digits on each side of the point (longer numbers are no sample rate: ``None``)
+_RATE_RE = re.compile(r"^\s*(\d{1,19})(?:\.(\d{0,19}))?\s*([kKmMgGtTpPeE])?\s*(?:[hH][zZ])?\s*$")
 _MULT = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15, "e": 10**18}
 
 

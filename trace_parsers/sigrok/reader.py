@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .._edges import WordEdgeScanner, build_edge_trace
+from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import (
     TraceCorruptError,
     TraceError,
@@ -44,7 +45,7 @@ from .metadata import parse_keyfile, parse_samplerate
 
 BLOCK_BYTES = 1 << 22  #: inflate granularity (4 MiB)
 _PARALLEL_MAX_MEMBER = 64 << 20  #: chunk entries up to this size are inflated whole in a worker
-_CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<n>\d+)$")
+_CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<n>\d{1,9})$")
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -66,14 +67,15 @@ def _parse_rate_arg(samplerate: int | str | None) -> int | None:
         v = parse_samplerate(samplerate)
     else:
         v = int(samplerate)
-    if not v or v <= 0:
+    if not rate_ok(v):
         raise ValueError(f"Invalid value for the 'samplerate' parameter: expected a positive rate in "
-                         f"Hz (int or a string like '1 MHz'), but got {samplerate!r} instead.")
+                         f"Hz up to {MAX_RATE_HZ} (int or a string like '1 MHz'), but got "
+                         f"{samplerate!r} instead.")
     return v
 
 
 def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | str | None = None,
-                **_ignored: Any) -> Trace:
+                unitsize: int | None = None, **_ignored: Any) -> Trace:
     """Read a sigrok ``.sr`` session into a :class:`~trace_parsers.model.Trace` of edge events.
 
     Parameters
@@ -86,6 +88,13 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
     samplerate : int | str | None
         Sample rate in Hz (or a sigrok string like ``"1 MHz"``) for files that do not state one;
         overrides the file's rate when given.
+    unitsize : int | None
+        Bytes per sample (1..8), only used when a truncated file lost its ``metadata`` entry
+        (written after the logic data by sigrok v1): with ``samplerate`` it lets the surviving
+        samples be read as channels ``D0..D<8*unitsize-1>``.
+
+    A capture whose edges would exceed the edge limit (``CROSSTRACE_MAX_EDGES``, see
+    :func:`trace_parsers._edges.max_edges`) raises ``LIMIT_EXCEEDED`` instead of exhausting memory.
     """
     on_corrupt = validate_on_corrupt(on_corrupt)
     rate_arg = _parse_rate_arg(samplerate)
@@ -96,8 +105,8 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
             diags.append(diagnostic("SR_TRUNCATED_CHUNK", z.size,
                                     "the zip central directory is missing (truncated file?); "
                                     "members were located from their local headers"))
-        info = _read_header(z, p)
-        scanner = WordEdgeScanner(info["bits"], info["unitsize"])
+        info = _read_header(z, p, on_corrupt, diags, unitsize)
+        scanner = WordEdgeScanner(info["bits"], info["unitsize"], path=p)
         members = _logic_members(z, info["capturefile"], diags)
         try:
             for block in _inflate_members(z, members):
@@ -107,10 +116,13 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
             err.code = "SR_TRUNCATED_CHUNK"
             err.args = (err._render(),)
             handle_corrupt(err, on_corrupt, diags)
-        if scanner.leftover_bytes:
-            diags.append(diagnostic("TRUNCATED", scanner.samples * info["unitsize"],
-                                    f"{scanner.leftover_bytes} trailing bytes do not form a whole "
-                                    f"{info['unitsize']}-byte sample; ignored"))
+        if scanner.leftover_bytes and members:
+            last = z.members[members[-1]]
+            diags.append(diagnostic("TRUNCATED", last.header_offset,
+                                    f"member {last.name!r} (local header at 0x{last.header_offset:x}): "
+                                    f"{scanner.leftover_bytes} trailing bytes after inflated sample "
+                                    f"{scanner.samples} do not form a whole {info['unitsize']}-byte "
+                                    "sample; ignored"))
     rate = rate_arg or info["samplerate"]
     if rate is None:
         raise TraceFormatError(
@@ -137,18 +149,31 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
                             diagnostics=diags, extra=extra)
 
 
-def _read_header(z: ZipArchive, p: str) -> dict[str, Any]:
+def _read_header(z: ZipArchive, p: str, on_corrupt: Any = "raise", diags: list[Diagnostic] | None = None,
+                 unitsize: int | None = None) -> dict[str, Any]:
+    diags = [] if diags is None else diags
+    if "metadata" not in z.members and z.recovered and unitsize is not None:
+        return _header_without_metadata(z, p, unitsize, diags)
     for required in ("version", "metadata"):
         if required not in z.members:
+            hint = (" (the file is truncated and sigrok v1 writes 'metadata' after the logic data: "
+                    "pass unitsize= and samplerate= to read the surviving samples)"
+                    if z.recovered and required == "metadata" else "")
             raise TraceFormatError(f"expected a '{required}' entry in the sigrok session zip; found "
-                                   f"{sorted(z.members)[:8]}", code="SR_MISSING_METADATA", path=p,
-                                   offset=0)
+                                   f"{sorted(z.members)[:8]}{hint}", code="SR_MISSING_METADATA",
+                                   path=p, offset=0 if not z.recovered else z.size)
     vtext = z.read("version", 64).decode("ascii", "replace").strip()
     if vtext not in ("1", "2"):
         raise TraceFormatError(f"entry 'version': expected 1 or 2, found {vtext!r}",
                                code="SR_BAD_ZIP", path=p, offset=z.members["version"].header_offset)
     moff = z.members["metadata"].header_offset
-    text = z.read("metadata").decode("utf-8", "replace")
+    raw, err = z.read_partial("metadata")
+    if err is not None:  # a cut metadata entry: its complete lines are still usable
+        err.code = "SR_TRUNCATED_CHUNK"
+        err.args = (err._render(),)
+        handle_corrupt(err, on_corrupt, diags)
+        raw = raw[:raw.rfind(b"\n") + 1]
+    text = raw.decode("utf-8", "replace")
     kf = parse_keyfile(text)
     dev = kf.get("device 1")
     if dev is None:
@@ -169,25 +194,23 @@ def _read_header(z: ZipArchive, p: str) -> dict[str, Any]:
     capturefile, _ = need("capturefile")
     unitsize_s, uline = need("unitsize")
     probes_s, pline = need("total probes")
-    try:
-        unitsize = int(unitsize_s)
-    except ValueError:
-        unitsize = -1
+    unitsize = parse_uint(unitsize_s, hi=8) or -1
     if not 1 <= unitsize <= 8:
         raise TraceFormatError(f"entry 'metadata' line {uline}: unitsize={unitsize_s!r}, expected an "
                                "integer 1..8", code="SR_BAD_UNITSIZE", path=p, offset=moff)
-    try:
-        total_probes = int(probes_s)
-    except ValueError:
-        raise TraceFormatError(f"entry 'metadata' line {pline}: 'total probes'={probes_s!r} is not "
-                               "an integer", code="SR_MISSING_METADATA", path=p, offset=moff) from None
+    total_probes = parse_uint(probes_s, hi=1 << 16)
+    if total_probes is None:
+        raise TraceFormatError(f"entry 'metadata' line {pline}: 'total probes'={probes_s[:40]!r} is "
+                               "not an integer 0..65536", code="SR_MISSING_METADATA", path=p,
+                               offset=moff)
     rate = None
     rate_s = dev.get("samplerate", ("", 0))[0]
     if "samplerate" in dev:
         rate = parse_samplerate(rate_s)
-        if rate is None or rate <= 0:
-            raise TraceFormatError(f"entry 'metadata' line {dev['samplerate'][1]}: cannot parse "
-                                   f"samplerate={rate_s!r} (expected e.g. '1 MHz')",
+        if not rate_ok(rate):
+            raise TraceFormatError(f"entry 'metadata' line {dev['samplerate'][1]}: cannot use "
+                                   f"samplerate={rate_s[:40]!r} (expected e.g. '1 MHz', at most "
+                                   f"{MAX_RATE_HZ} Hz)",
                                    code="SR_MISSING_METADATA", path=p, offset=moff)
     names: list[str] = []
     bits: list[int] = []
@@ -207,6 +230,23 @@ def _read_header(z: ZipArchive, p: str) -> dict[str, Any]:
         "names": names, "bits": bits, "disabled_bits": disabled, "analog": analog,
         "metadata_offset": moff, "driver": dev.get("driver", ("", 0))[0],
         "sigrok_version": kf.get("global", {}).get("sigrok version", ("", 0))[0],
+    }
+
+
+def _header_without_metadata(z: ZipArchive, p: str, unitsize: int, diags: list[Diagnostic]) -> dict[str, Any]:
+    """Header facts for a truncated archive whose ``metadata`` entry was cut off (caller's unitsize)."""
+    if not 1 <= unitsize <= 8:
+        raise ValueError(f"Invalid value for the 'unitsize' parameter: expected 1..8, got {unitsize!r}")
+    capturefile = "logic-1"
+    diags.append(diagnostic("SR_MISSING_METADATA", z.size, "the truncated file has no 'metadata' entry: "
+                            f"read with unitsize={unitsize} as channels D0..D{8 * unitsize - 1}",
+                            severity=Severity.DATA_LOSS))
+    bits = list(range(8 * unitsize))
+    return {
+        "version": 0, "capturefile": capturefile, "unitsize": unitsize, "total_probes": len(bits),
+        "samplerate": None, "samplerate_string": None, "names": [f"D{b}" for b in bits],
+        "bits": bits, "disabled_bits": [], "analog": {}, "metadata_offset": z.size, "driver": "",
+        "sigrok_version": "",
     }
 
 

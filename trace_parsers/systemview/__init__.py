@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from ..errors import TraceFormatError, validate_on_corrupt
-from ..model import Trace
+from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
+from ..model import Diagnostic, Trace
 from .decode import looks_like_systemview, parse_container
 from .format import EvtId, ExSubId
 
@@ -67,6 +67,7 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
     if not paths:
         raise ValueError("read_systemview needs at least one path")
     streams = []
+    diags: list[Diagnostic] = []
     names: list[str] = []
     headers: list[list[str]] = []
     version = ""
@@ -85,11 +86,36 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
         headers.append(cont.header_lines)
         version = version or cont.version
         esp_ext = esp_ext or cont.esp_extension
+        for core, off in cont.lost_cores:
+            handle_corrupt(TraceCorruptError(
+                f"the file ends at 0x{len(data):x}, before the stream of Core{core} (declared at "
+                f"stream offset {off}, file offset 0x{cont.header_end + off:x}): that core is lost, "
+                "the cores before it are kept", code="TRUNCATED", path=str(p), offset=len(data)),
+                on_corrupt, diags)  # type: ignore[arg-type]
         for core, start, end in cont.streams:
             c = fi if multi_file else core
-            streams.append(decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension))
+            r = decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension)
+            streams.append(r)
             names.append(f"Core{c}")
+            _check_stop(r, end, bool(cont.header_lines), f"Core{c}", diags)
         del data  # the columns do not reference the file bytes
     return build_trace(streams, names, path=";".join(str(p) for p in paths), sha256=sha.hexdigest(),
                        version=version or "raw", header=headers, esp_extension=esp_ext,
-                       description=description, on_corrupt=on_corrupt)
+                       description=description, on_corrupt=on_corrupt, diagnostics=diags)
+
+
+def _check_stop(r: Any, end: int, has_header: bool, name: str, diags: list[Diagnostic]) -> None:
+    """A stream that ends on a whole packet other than TRACE_STOP may have been cut there.
+
+    Recorders that write a ``;`` text header (OpenOCD, ESP-IDF, SystemView itself) end every
+    stream with TRACE_STOP, so its absence is reported as DATA_LOSS.  Raw RAM-buffer dumps never
+    have one and a cut on a packet boundary cannot be told from their normal end: no diagnostic.
+    Streams that end inside a packet, in zero padding or after damage have their own diagnostic.
+    """
+    if not has_header or not len(r) or int(r.id[-1]) == EvtId.TRACE_STOP:
+        return
+    if any(d[0] in ("TRUNCATED", "TRAILING_PADDING", "SV_RESYNC", "CORRUPT_REGION") for d in r.diags):
+        return
+    diags.append(diagnostic("SV_NO_TRACE_STOP", end, f"stream {name} ends after a whole packet "
+                            "without TRACE_STOP: recorders that write a ';' header end every stream "
+                            "with it, so the file was probably cut on a packet boundary"))

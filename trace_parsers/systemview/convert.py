@@ -24,6 +24,7 @@ from ..model import (
     EventKind,
     Isr,
     Marker,
+    Severity,
     Task,
     Trace,
     TraceMeta,
@@ -249,8 +250,8 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
                 version: str, header: list[list[str]], esp_extension: bool, description: Any,
-                on_corrupt: str) -> Trace:
-    diags: list[Diagnostic] = []
+                on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
+    diags: list[Diagnostic] = list(diagnostics or [])
     infos: list[StreamInfo] = []
     for r, name in zip(streams, names):
         for code, off, count, fatal, detail in r.diags:
@@ -258,7 +259,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
             if code == "SV_BAD_MAGIC":
                 raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
                                        offset=r.start)
-            if fatal:
+            if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
                 handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
                                                  offset=foff), on_corrupt, diags)  # type: ignore[arg-type]
             else:
@@ -272,6 +273,10 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
         diags.append(diagnostic("SV_NO_INIT", 0, "no INIT packet: tick rate unknown, ts is in ticks"))
     ram_base = int(init["ram_base"]) if init else 0
     shift = int(init["id_shift"]) if init else 0
+    if not 0 <= shift <= 32:  # u32 ids << shift + a u32 base must fit the uint64 handles
+        diags.append(diagnostic("CORRUPT_REGION", 0, f"INIT IdShift={shift} is outside 0..32; task "
+                                "handles are kept unshifted", severity=Severity.NOTICE))
+        shift = 0
     tick_hz = int(init["sys_freq"]) if init and init["sys_freq"] > 0 else None
 
     sysdesc_texts = [t for i in infos for t in i.sysdesc]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._numbers import parse_uint
 from ..errors import TraceFormatError
 from .format import PREFIX_MAGIC, SYNC
 
@@ -34,49 +35,21 @@ class Container:
     esp_extension: bool = False
     version: str = ""
     prefix_skipped: int = 0
+    #: (core, declared stream offset) of 3.60 cores whose stream starts past the end of the file
+    lost_cores: list[tuple[int, int]] = field(default_factory=list)
 
 
 def parse_container(data: bytes, path: str | None = None) -> Container:
     """Locate the stream(s). Raises ``TraceFormatError`` (SV_BAD_HEADER / SV_BAD_MAGIC)."""
-    lines: list[str] = []
-    pos = 0
-    if data[:1] == b";":
-        semis = 0
-        while True:
-            nl = data.find(b"\n", pos, min(len(data), MAX_HEADER))
-            if nl < 0:
-                raise TraceFormatError(
-                    f"expected the ';' text header to end with a line ';' within {MAX_HEADER} bytes, "
-                    f"found {'end of file' if len(data) <= MAX_HEADER else 'no such line'} after "
-                    f"{len(lines)} header lines", code="SV_BAD_HEADER", path=path, offset=pos)
-            raw = data[pos:nl].rstrip(b"\r")
-            try:
-                line = raw.decode("ascii")
-            except UnicodeDecodeError:
-                raise TraceFormatError(f"expected a text header line, found binary bytes "
-                                       f"{raw[:16].hex(' ')}", code="SV_BAD_HEADER", path=path,
-                                       offset=pos) from None
-            if not line.startswith(";"):
-                raise TraceFormatError(f"expected a header line starting with ';', found {line[:40]!r}",
-                                       code="SV_BAD_HEADER", path=path, offset=pos)
-            lines.append(line)
-            pos = nl + 1
-            if line.strip() == ";":
-                semis += 1
-                if semis == 2:
-                    break
-        if data[pos:pos + 1] == b"\n":
-            pos += 1
-        elif data[pos:pos + 2] == b"\r\n":
-            pos += 2
+    lines, line_offs, pos = _header_lines(data, path)
     prefix = 0
     if data[pos:pos + 4] == PREFIX_MAGIC:
-        pos += 5
+        pos = min(pos + 5, len(data))
         prefix = 5
     version = ""
     esp = False
     offsets: list[tuple[int, int]] = []
-    for ln in lines:
+    for ln, loff in zip(lines, line_offs):
         body = ln[1:].strip()
         if body.lower().startswith("version"):
             version = body[7:].strip()
@@ -84,25 +57,66 @@ def parse_container(data: bytes, path: str | None = None) -> Container:
             esp = True
         m = _OFFSET_RE.match(ln)
         if m:
-            offsets.append((int(m.group(1)), int(m.group(2))))
+            core, off = parse_uint(m.group(1), hi=255), parse_uint(m.group(2))
+            if core is None or off is None:
+                raise TraceFormatError(f"expected '; Offset Core<0..255> <byte offset>', found "
+                                       f"{ln[:60]!r}", code="SV_BAD_HEADER", path=path, offset=loff)
+            offsets.append((core, off))
     end = len(data)
+    lost: list[tuple[int, int]] = []
     if offsets:
         offsets.sort(key=lambda t: t[1])
-        for core, off in offsets:
-            if pos + off > end:
-                raise TraceFormatError(f"expected 'Offset Core{core}' within the {end - pos}-byte stream "
-                                       f"area, found offset {off}", code="SV_BAD_HEADER", path=path, offset=0)
+        # a file cut after its first core: the cores that start inside the file are kept (the
+        # last of them is truncated, reported by the packet decoder); the others are lost
+        lost = [(c, o) for c, o in offsets if pos + o > end]
+        offsets = [(c, o) for c, o in offsets if pos + o <= end]
         streams = []
         for i, (core, off) in enumerate(offsets):
             s = pos + off
             e = pos + offsets[i + 1][1] if i + 1 < len(offsets) else end
-            if not (pos <= s <= e <= end):
-                raise TraceFormatError(f"expected 'Offset Core{core}' within the {end - pos}-byte stream "
-                                       f"area, found offset {off}", code="SV_BAD_HEADER", path=path, offset=0)
             streams.append((core, s, e))
     else:
         streams = [(0, pos, end)]
-    return Container(lines, pos, streams, esp, version, prefix)
+    return Container(lines, pos, streams, esp, version, prefix, lost)
+
+
+def _header_lines(data: bytes, path: str | None) -> tuple[list[str], list[int], int]:
+    """The ``;`` header lines, their file offsets and the first byte after the header."""
+    lines: list[str] = []
+    offs: list[int] = []
+    pos = 0
+    if data[:1] != b";":
+        return lines, offs, pos
+    semis = 0
+    while True:
+        nl = data.find(b"\n", pos, min(len(data), MAX_HEADER))
+        if nl < 0:
+            raise TraceFormatError(
+                f"expected the ';' text header to end with a line ';' within {MAX_HEADER} bytes, "
+                f"found {'end of file' if len(data) <= MAX_HEADER else 'no such line'} after "
+                f"{len(lines)} header lines", code="SV_BAD_HEADER", path=path, offset=pos)
+        raw = data[pos:nl].rstrip(b"\r")
+        try:
+            line = raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise TraceFormatError(f"expected a text header line, found binary bytes "
+                                   f"{raw[:16].hex(' ')}", code="SV_BAD_HEADER", path=path,
+                                   offset=pos) from None
+        if not line.startswith(";"):
+            raise TraceFormatError(f"expected a header line starting with ';', found {line[:40]!r}",
+                                   code="SV_BAD_HEADER", path=path, offset=pos)
+        lines.append(line)
+        offs.append(pos)
+        pos = nl + 1
+        if line.strip() == ";":
+            semis += 1
+            if semis == 2:
+                break
+    if data[pos:pos + 1] == b"\n":
+        pos += 1
+    elif data[pos:pos + 2] == b"\r\n":
+        pos += 2
+    return lines, offs, pos
 
 
 def looks_like_systemview(head: bytes) -> bool:

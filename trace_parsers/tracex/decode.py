@@ -22,12 +22,12 @@ Layout rules (``specs/tracex.md`` §1-§7):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ..errors import TraceCorruptError, TraceFormatError, check_option, diagnostic, handle_corrupt
+from ..errors import TraceCorruptError, TraceError, TraceFormatError, check_option, diagnostic, handle_corrupt
 from ..model import Diagnostic, Severity
 from . import format as fmt
 from . import hexfmt
@@ -86,6 +86,8 @@ class RawTrace:
     encoding: str = "binary"  #: "binary", "ihex", "srec" or "hex"
     file_size: int = 0
     _ranges: tuple[tuple[int, int], ...] = ()
+    #: text encodings: file offset of every converted byte (None for binary files)
+    text_offset: np.ndarray | None = None
 
     # -- chronological access ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -128,8 +130,12 @@ class RawTrace:
 
     @property
     def src_offset(self) -> np.ndarray:
-        """File offset of every event's 32-byte record."""
-        return self.index.astype(np.uint64) * np.uint64(32) + np.uint64(self.buffer_offset)
+        """File offset of every event's 32-byte record (of its first hex digits in a text encoding)."""
+        off = self.index.astype(np.uint64) * np.uint64(32) + np.uint64(self.buffer_offset)
+        if self.text_offset is not None and len(self.text_offset):
+            pos = np.minimum(off, len(self.text_offset) - 1).astype(np.int64)
+            return self.text_offset[pos].astype(np.uint64)
+        return off
 
     @property
     def context(self) -> np.ndarray:
@@ -213,17 +219,34 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
     """Decode a ``.trx`` image (binary or text-encoded) into a :class:`RawTrace`."""
     check_option("timer", timer, ("auto", "up", "down"))
     check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
-    encoding = "binary"
-    if not is_magic(data):
-        conv = hexfmt.to_binary(data, path) if hexfmt.detect(data) else None
-        if conv is None or not is_magic(conv):
-            found = data[:4]
-            raise TraceFormatError(
-                f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
-                f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
-                f"found {found!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
-        encoding = hexfmt.detect(data) or "binary"
-        data = conv
+    if is_magic(data):
+        return _decode_binary(data, path, timer, on_corrupt)
+    conv = hexfmt.convert(data, path) if hexfmt.detect(data) else None
+    if conv is None or not is_magic(conv.data):
+        found = data[:4]
+        raise TraceFormatError(
+            f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
+            f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
+            f"found {found!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
+    try:
+        raw = _decode_binary(conv.data, path, timer, on_corrupt, conv.kind)
+    except TraceError as e:  # offsets into the converted bytes -> offsets into the text file
+        if e.offset is not None:
+            e.offset = conv.file_offset(e.offset)
+            e.args = (e._render(),)
+        raise
+    raw.diagnostics[:] = [replace(d, offset=conv.file_offset(d.offset)) for d in raw.diagnostics]
+    if conv.cut is not None and not any(d.code == "TRX_TRUNCATED" for d in raw.diagnostics):
+        raw.diagnostics.append(diagnostic("TRX_TRUNCATED", conv.cut[0], f"the {raw.encoding} text ends "
+                                          f"early ({conv.cut[1]}) but every slot was read",
+                                          severity=Severity.INFO))
+    raw.text_offset = conv.text_offset
+    raw.file_size = len(data)
+    return raw
+
+
+def _decode_binary(data: bytes, path: str | None, timer: str, on_corrupt: str,
+                   encoding: str = "binary") -> RawTrace:
     bo = "<" if data[:4] == fmt.MAGIC_LE else ">"
     diags: list[Diagnostic] = []
     size = len(data)
@@ -256,8 +279,8 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
             handle_corrupt(TraceCorruptError(
                 f"the event buffer is truncated: the header declares {m} slots up to offset "
                 f"0x{buf_off + m * 32:x} but the file ends at 0x{size:x} after {avail} complete "
-                f"slots (every complete event is kept)", code="TRX_TRUNCATED", path=path, offset=end),
-                on_corrupt, diags)  # type: ignore[arg-type]
+                f"slots (every complete event is kept){_lost_time_note(cur, avail, m)}",
+                code="TRX_TRUNCATED", path=path, offset=end), on_corrupt, diags)  # type: ignore[arg-type]
         else:
             diags.append(diagnostic("TRX_TRUNCATED", end, f"the file ends after {avail} of {m} slots, "
                                     f"past the last written slot {k - 1}: no event is missing",
@@ -281,8 +304,38 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
                    direction="up", timer_wraps=0, ts_masked=np.zeros(0, np.uint32),
                    relative_ticks=np.zeros(0, np.int64), diagnostics=diags, encoding=encoding,
                    file_size=size, _ranges=ranges)
-    _timestamps(raw, k, timer)
+    gap = (k - cur, m - avail) if wrapped and cur > 0 and avail < m and k == avail else None
+    _timestamps(raw, k, timer, gap)
     return raw
+
+
+def _bridge_gap(raw: RawTrace, d: np.ndarray, p: int, lost: int, period: int) -> None:
+    """Time across ``lost`` cut-out slots (step ``d[p]``): the whole timer periods that fit the
+    typical time of ``lost + 1`` steps are added, so a long cut does not shift later events by a
+    period (the wrap count is an estimate; the TRX_TRUNCATED diagnostic says so)."""
+    others = np.delete(d, p)
+    others = others[others > 0]
+    if not others.size:
+        return
+    expect = float(np.median(others)) * (lost + 1)
+    extra = max(0, round((expect - int(d[p])) / period))
+    if extra:
+        d[p] += np.int64(extra * period)
+        raw.timer_wraps += extra
+
+
+def _lost_time_note(cur: int, avail: int, m: int) -> str:
+    """What a cut does to the times of a buffer that wrapped (its lost slots are not the newest)."""
+    if cur >= avail and cur > 0:
+        return (f"; the buffer wrapped and its oldest events (from slot {cur}) are lost, so relative "
+                f"times start at slot 0 and timer wraps inside the lost slots {avail}..{m - 1} cannot "
+                "be counted: absolute timer values may differ from the intact recording by a "
+                "multiple of the timer period")
+    if cur > 0:
+        return (f"; the buffer wrapped: the lost slots {avail}..{m - 1} lie between slot {avail - 1} "
+                "and slot 0 in time; the timer wraps across them are estimated from the typical "
+                "time per event")
+    return ""
 
 
 def _validate_header(h: dict[str, int], size: int, path: str | None, diags: list[Diagnostic]) -> None:
@@ -339,7 +392,9 @@ def _objects(reg: np.ndarray) -> list[TrxObject]:
     return out
 
 
-def _timestamps(raw: RawTrace, k: int, timer: str) -> None:
+def _timestamps(raw: RawTrace, k: int, timer: str, gap: tuple[int, int] | None = None) -> None:
+    """Unroll the masked timestamps; ``gap = (position, lost)``: ``lost`` slots were cut out of the
+    file just before chronological ``position`` (a wrapped buffer cut short)."""
     mask = np.uint32(raw.header["timer_valid_mask"])
     ts = raw.column(3)
     ts &= mask
@@ -382,6 +437,8 @@ def _timestamps(raw: RawTrace, k: int, timer: str) -> None:
     raw.timer_wraps = int(np.count_nonzero(back))
     if raw.timer_wraps:
         d[back] += np.int64(int(mask) + 1)
+    if gap is not None and 1 <= gap[0] <= d.shape[0]:
+        _bridge_gap(raw, d, gap[0] - 1, gap[1], int(mask) + 1)
     rel = t  # reuse the buffer: rel[0] = 0, rel[1:] = cumsum(d)
     rel[0] = 0
     np.cumsum(d, out=rel[1:])

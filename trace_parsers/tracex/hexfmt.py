@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import binascii
 import re
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import TraceFormatError
 
@@ -61,6 +64,92 @@ def to_binary(data: bytes, path: str | None = None, *, partial: bool = False) ->
 
 
 _NAMES = {"ihex": "Intel HEX", "srec": "S-record", "hex": "hex text"}
+
+
+@dataclass
+class Converted:
+    """A text-encoded buffer as bytes, with the file offset of every byte and where the text is cut."""
+
+    data: bytes
+    kind: str
+    text_offset: np.ndarray  #: int64, file offset of the hex digits of every converted byte
+    cut: tuple[int, str] | None = None  #: (file offset, what) when the text ends early
+
+    def file_offset(self, offset: int) -> int:
+        """File offset for an offset into the converted bytes (past the end: the text's cut/end)."""
+        if 0 <= offset < len(self.text_offset):
+            return int(self.text_offset[offset])
+        return self.cut[0] if self.cut else self.end
+
+    end: int = 0
+
+
+def convert(data: bytes, path: str | None = None) -> Converted | None:
+    """Like :func:`to_binary` but keeps each byte's file offset and tolerates a cut at the end.
+
+    A malformed *last* line with no line end, or records that stop without an end-of-file record
+    (Intel HEX, S-record), mean the text was cut: the complete records are kept and ``cut`` says
+    where.  Damage elsewhere raises like :func:`to_binary`.
+    """
+    kind = detect(data)
+    if kind is None:
+        return None
+    try:
+        if kind == "hex":
+            return _plain_hex_mapped(data)
+        return _records_mapped(data, kind)
+    except _BadRecord as e:
+        raise TraceFormatError(f"{_NAMES[kind]} record on line {e.line} is malformed: {e.why}",
+                               code="TRX_BAD_MAGIC", path=path, offset=e.offset) from None
+
+
+def _plain_hex_mapped(data: bytes) -> Converted:
+    arr = np.frombuffer(data, np.uint8)
+    pos = np.flatnonzero(arr > 32)  # every non-whitespace byte must be a hex digit
+    digits = arr[pos].tobytes()
+    cut = None
+    if len(digits) % 2:
+        cut = (int(pos[-1]), "an odd number of hex digits (the last byte is incomplete)")
+        digits, pos = digits[:-1], pos[:-1]
+    try:
+        out = binascii.unhexlify(digits)
+    except (binascii.Error, ValueError):
+        bad = next((i for i, c in enumerate(data) if c not in _HEXCHARS and not chr(c).isspace()), 0)
+        raise _BadRecord(data.count(b"\n", 0, bad) + 1, bad, "expected pairs of hexadecimal digits") from None
+    return Converted(out, "hex", pos[0::2].astype(np.int64), cut, len(data))
+
+
+def _records_mapped(data: bytes, kind: str) -> Converted:
+    out: list[bytes] = []
+    offs: list[np.ndarray] = []
+    offset = 0
+    lines = data.split(b"\n")
+    cut: tuple[int, str] | None = None
+    ended = False
+    for no, raw in enumerate(lines, 1):
+        start = offset
+        offset += len(raw) + 1
+        line = raw.strip()
+        if not line:
+            continue
+        lead = start + (len(raw) - len(raw.lstrip()))
+        try:
+            rec = _ihex_line(line) if kind == "ihex" else _srec_line(line)
+        except _BadRecord as e:
+            if no == len(lines):  # the last line has no line end: the file was cut inside it
+                cut = (start, f"line {no} is an incomplete record ({e.why})")
+                break
+            raise _BadRecord(no, start, e.why) from None
+        if rec is None:  # end-of-file record
+            ended = True
+            break
+        out.append(rec)
+        head = 9 if kind == "ihex" else 4 + 2 * {b"1": 2, b"2": 3, b"3": 4}.get(line[1:2], 0)
+        offs.append(lead + head + 2 * np.arange(len(rec), dtype=np.int64))
+    if not ended and cut is None:
+        cut = (len(data), "no end-of-file record")
+    text_off = np.concatenate(offs) if offs else np.zeros(0, np.int64)
+    return Converted(b"".join(out), kind, text_off, cut, len(data))
 
 
 class _BadRecord(Exception):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._edges import ChannelEdges, build_edge_trace, changes_to_edges, rescale_ticks
+from .._numbers import parse_uint
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
@@ -65,7 +66,10 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     except OSError as e:
         raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR", path=p) from None
     diags: list[Diagnostic] = []
-    text = data.decode("utf-8", "replace")
+    # undecodable bytes become lone surrogates (one character per byte), so that byte offsets can be
+    # recomputed exactly with _nbytes(); names are cleaned with _clean() before they reach the model
+    text = data.decode("utf-8", "surrogateescape")
+    cut = _cut_line(data)
     # -- header ---------------------------------------------------------------------------------
     end_def = text.find("$enddefinitions")
     if end_def < 0:
@@ -74,7 +78,7 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     body_start = text.find("$end", end_def + len("$enddefinitions"))
     if body_start < 0:
         raise TraceFormatError("'$enddefinitions' is not closed by '$end'", code="VCD_BAD_SYNTAX",
-                               path=p, offset=end_def)
+                               path=p, offset=_nbytes(text[:end_def]))
     body_start += len("$end")
     header = text[:end_def]
     tick_hz, timescale = _timescale(header, p)
@@ -85,15 +89,15 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     for m in re.finditer(r"\$(scope|upscope|var)\b(.*?)\$end", header, re.S):
         kind, body = m.group(1), m.group(2).split()
         if kind == "scope":
-            scope.append(body[1] if len(body) > 1 else (body[0] if body else ""))
+            scope.append(_clean(body[1] if len(body) > 1 else (body[0] if body else "")))
         elif kind == "upscope":
             if scope:
                 scope.pop()
         else:
             if len(body) < 4:
-                raise TraceFormatError(f"malformed $var declaration {m.group(0)!r}",
-                                       code="VCD_BAD_SYNTAX", path=p, offset=m.start())
-            size, ident, ref = body[1], body[2], " ".join(body[3:])
+                raise TraceFormatError(f"malformed $var declaration {_clean(m.group(0))[:80]!r}",
+                                       code="VCD_BAD_SYNTAX", path=p, offset=_nbytes(text[:m.start()]))
+            size, ident, ref = body[1], body[2], _clean(" ".join(body[3:]))
             if size != "1":
                 skipped_vectors.append(ref)
                 ids.setdefault(ident, [])
@@ -113,8 +117,10 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     now = 0
     last_time = 0
     junk_lines = 0
-    off = len(text[:body_start].encode("utf-8", "replace"))
+    off = _nbytes(text[:body_start])
     body = text[body_start:]
+    if cut is not None and cut[0] >= off:  # the file ends inside a line: that line is not parsed
+        body = body[:len(body) - cut[1]]
     pos_bytes = off
     damaged = False
     in_comment = False
@@ -124,7 +130,7 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
         body = ""  # done: the loop below is the general (slow) path
     for line in body.splitlines(keepends=True):
         line_off = pos_bytes
-        pos_bytes += len(line.encode("utf-8", "replace")) if not line.isascii() else len(line)
+        pos_bytes += _nbytes(line) if not line.isascii() else len(line)
         toks = line.split()
         if not toks:
             continue
@@ -139,9 +145,8 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
                 i += 1
                 continue
             if c == "#":
-                try:
-                    tnew = int(t[1:])
-                except ValueError:
+                tnew = parse_uint(t[1:])  # None for junk and for numbers beyond int64
+                if tnew is None:
                     bad = True
                     break
                 if tnew < now or tnew > _MAX_TIME:
@@ -191,6 +196,15 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
             break
         if bad:
             junk_lines += 1
+    if cut is not None and not damaged:
+        handle_corrupt(TraceCorruptError(
+            f"the file ends inside a line (no line end after the last {cut[1]} characters at 0x{cut[0]:x}): "
+            "it was probably cut; that incomplete line is ignored and later data is missing",
+            code="TRUNCATED", path=p, offset=cut[0]), on_corrupt, diags)
+    elif in_comment and not damaged:
+        handle_corrupt(TraceCorruptError("the file ends inside a $comment (no closing $end): it was "
+                                         "probably cut", code="TRUNCATED", path=p, offset=len(data)),
+                       on_corrupt, diags)
     if junk_lines:
         diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{junk_lines} line(s) that are not VCD skipped "
                                 "(e.g. analog values printed by sigrok)", count=junk_lines,
@@ -222,6 +236,25 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
                             diagnostics=diags, extra=extra)
 
 
+def _nbytes(s: str) -> int:
+    """Byte length in the file of text decoded with ``surrogateescape``."""
+    return len(s.encode("utf-8", "surrogateescape"))
+
+
+def _clean(s: str) -> str:
+    """Text for the model: undecodable bytes (lone surrogates) shown as U+FFFD."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not s.isascii() else s
+
+
+def _cut_line(data: bytes) -> tuple[int, int] | None:
+    """``(offset, characters)`` of an incomplete last line (no line end, not blank), else None."""
+    nl = data.rfind(b"\n") + 1
+    tail = data[nl:]
+    if not tail.strip():
+        return None
+    return nl, len(tail.decode("utf-8", "surrogateescape"))
+
+
 def _timescale(header: str, p: str) -> tuple[int | None, str]:
     m = re.search(r"\$timescale\b(.*?)\$end", header, re.S)
     if not m:
@@ -230,7 +263,8 @@ def _timescale(header: str, p: str) -> tuple[int | None, str]:
     mm = _TS_RE.match(ts)
     if not mm:
         raise TraceFormatError(f"$timescale {ts!r}: expected 1, 10 or 100 followed by s, ms, us, ns, "
-                               "ps or fs", code="VCD_BAD_SYNTAX", path=p, offset=m.start())
+                               "ps or fs", code="VCD_BAD_SYNTAX", path=p,
+                               offset=_nbytes(header[:m.start()]))
     num, unit = int(mm.group(1)), mm.group(2)
     hz = _UNIT_HZ[unit]
     return (hz // num if hz % num == 0 else None), ts

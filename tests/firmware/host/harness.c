@@ -20,6 +20,9 @@ unsigned host_pin_n;
 static unsigned mark_log[4096][2];
 static unsigned mark_n;
 volatile uint8_t ct_site_level[CT_SITE_COUNT];
+#if CT_NEGCTL_DROP_EVERY > 0
+uint32_t ct_negctl_drop_count;
+#endif
 
 /* Host stand-ins for interrupt masking: ct_site() must hold the mask across pin store and trace mark. */
 static unsigned irq_masked;

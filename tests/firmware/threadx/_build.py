@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import need_tool  # noqa: F401  (re-exported for the ThreadX tests)
+from tests.firmware.conftest import rtos_sources
 from tests.firmware.console import Console, parse_console
 from tests.firmware.qemu_smoke import qemu_command
 
@@ -33,10 +34,7 @@ def threadx_source() -> Path | None:
             return Path(c)
     if os.environ.get("FW_ONLINE"):
         return None
-    pytest.skip(
-        "ThreadX sources not available: set CT_DEPS_DIR (or CT_THREADX_SRC) to a tree extracted at "
-        "the pinned commit, or FW_ONLINE=1 (firmware/README.md, ThreadX)"
-    )
+    return rtos_sources("threadx")["threadx"]  # skips, or fails in CI
 
 
 def build(out: Path, app: str, **opts: int) -> Path:

@@ -255,8 +255,20 @@ def test_dsl_missing_block(tmp_path: Path) -> None:
         read_dsview(p)
     assert ei.value.code == "DSL_BAD" and "L-0/2" in str(ei.value)
     tr = read_dsview(p, on_corrupt="skip")
-    assert tr.meta.extra["total_samples"] == 2 << 24
-    assert np.array_equal(tr.events, full.events[: len(tr)])
+    assert tr.meta.extra["channel_samples"] == {"clk": 2 << 24, "d": 40_000_000}
+    assert np.array_equal(tr.events, full.events[full.events["ts_raw"] < 2 << 24])
+    assert [d.code for d in tr.diagnostics] == ["DSL_BAD"] and "'d'" not in tr.diagnostics[0].message
+
+
+def test_dsl_damaged_channel_keeps_the_others(tmp_path: Path) -> None:
+    """Issue 15: one damaged block of one channel used to drop every channel to zero samples."""
+    full = read_dsview(_dsl(tmp_path))
+    p = _dsl(tmp_path, drop="L-1/0")  # the first block of channel 'd'
+    tr = read_dsview(p, on_corrupt="skip")
+    assert tr.meta.extra["channel_samples"] == {"clk": 40_000_000, "d": 0}
+    assert tr.meta.extra["total_samples"] == 40_000_000
+    assert len(full.events) > 0 and np.array_equal(tr.events, full.events)
+    assert [d.code for d in tr.diagnostics] == ["DSL_BAD"] and "L-1/0" in tr.diagnostics[0].message
 
 
 # -- fuzz: arbitrary damage gives a Trace or exactly one TraceError ---------------------------------

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trace_parsers import TraceError, TraceFormatError, open_trace
+from trace_parsers import TraceCorruptError, TraceError, TraceFormatError, open_trace
 from trace_parsers.model import CtxType, EventKind, Severity, validate
 from trace_parsers.systemview import read_systemview, sniff
 from trace_parsers.systemview.description import choose_table, load_bundled, parse_description
@@ -236,7 +236,11 @@ def test_truncated_final_packet_and_padding(tmp_path: Path) -> None:
     enc = Encoder()
     _base(enc)
     data = enc.bytes()
-    tr = read_systemview(_write(tmp_path, data + b"\x02\x85"))
+    cut = _write(tmp_path, data + b"\x02\x85")
+    with pytest.raises(TraceCorruptError) as ei:  # on_corrupt="raise" raises, like every reader
+        read_systemview(cut)
+    assert ei.value.code == "TRUNCATED" and ei.value.offset == len(data)
+    tr = read_systemview(cut, on_corrupt="skip")
     assert [d.code for d in tr.diagnostics] == ["TRUNCATED"]
     assert tr.diagnostics[0].severity == Severity.DATA_LOSS
     tr = read_systemview(_write(tmp_path, data + b"\x00" * 3))
@@ -332,10 +336,18 @@ def test_no_init_means_ticks(tmp_path: Path) -> None:
     assert validate(tr) == []
 
 
-def test_offset_beyond_stream_is_a_header_error(tmp_path: Path) -> None:
+def test_multicore_cut_before_a_later_core_keeps_the_first(tmp_path: Path) -> None:
     enc = Encoder()
     _base(enc)
+    body = enc.bytes()
     hdr = b";\n; Version     SEGGER SystemViewer V3.60\n; Offset Core0 0\n; Offset Core1 999999\n;\n"
-    with pytest.raises(TraceFormatError) as ei:
-        read_systemview(_write(tmp_path, hdr + enc.bytes()))
-    assert ei.value.code == "SV_BAD_HEADER" and "Offset Core1" in str(ei.value)
+    p = _write(tmp_path, hdr + body)
+    with pytest.raises(TraceCorruptError) as ei:
+        read_systemview(p)
+    assert ei.value.code == "TRUNCATED" and "Core1" in str(ei.value)
+    assert ei.value.offset == len(hdr + body)
+    tr = read_systemview(p, on_corrupt="skip")
+    whole = read_systemview(_write(tmp_path, body), on_corrupt="skip")
+    assert len(tr.events) == len(whole.events) > 0  # core 0 is intact
+    lost = [d for d in tr.diagnostics if d.code == "TRUNCATED"]
+    assert len(lost) == 1 and lost[0].offset == len(hdr + body) and "Core1" in lost[0].message

@@ -1,0 +1,560 @@
+"""One capture: decode its sources, run the analyzers and the cross-validation, write its result."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any, TypedDict
+
+from .identity import _identity, _json_default, _sha256, code_hash, input_hash
+from .plan import BOARD_CPU_HZ, capture_sources, plan_capture
+
+
+def _open(
+    path: Path | list[Path],
+    *,
+    tick_hz: int | None = None,
+    samplerate: int | None = None,
+    on_corrupt: str = "raise",
+) -> Any:
+    """Decode one recording; a list of paths is an ESP32 per-core SystemView pair (core = position)."""
+    from trace_parsers import open_trace
+
+    from .._io import SUFFIX, load_trace
+
+    if isinstance(path, list):
+        from trace_parsers import read_systemview
+
+        return read_systemview([str(p) for p in path], on_corrupt=on_corrupt)
+    if not Path(path).is_file():
+        from trace_parsers.errors import TraceFormatError
+
+        raise TraceFormatError("the file listed in run.json does not exist", code="IO_ERROR", path=str(path))
+    if str(path).endswith(SUFFIX):
+        return load_trace(path)
+    from trace_parsers import detect_format
+    from trace_parsers.errors import TraceError
+
+    kw: dict[str, Any] = {}
+    if detect_format(path) == "tracex":
+        kw["switches"] = True  # TraceX records no switch event: derive TASK_SWITCH_IN rows as TraceX does
+        if tick_hz:
+            kw["tick_hz"] = int(tick_hz)
+    try:
+        return open_trace(path, on_corrupt=on_corrupt, **kw)
+    except TraceError as e:
+        # run.json's analyzer profile states the rate; use it only when the file itself does not
+        if e.code == "SR_NO_SAMPLERATE" and samplerate:
+            return open_trace(path, on_corrupt=on_corrupt, samplerate=int(samplerate))
+        raise
+
+
+def _source_stamp(src: dict[str, Any], on_corrupt: str) -> dict[str, Any]:
+    """What a decoded events file was made from: input file hash, code hash and reader options."""
+    files = src.get("files") or [src["file"]]
+    return {
+        "file": "+".join(f.name for f in files),
+        "sha256": "+".join(_sha256(f) for f in files),
+        "code": code_hash(),
+        "tick_hz": src["tick_hz"],
+        "samplerate": src["samplerate"],
+        "on_corrupt": on_corrupt,
+    }
+
+
+def _decoded(src: dict[str, Any], dest: Path, on_corrupt: str, reuse: bool) -> Any:
+    """The events of one source. With ``reuse``, an events file in ``dest`` whose stamp matches the
+    input file, the code and the reader options is loaded instead of decoding again (that is how
+    the parallel scheduler hands decoded sources to the analysis); otherwise the source is decoded
+    and its events file written (atomically: a reader never sees a half-written file)."""
+    from .._io import load_trace, read_stamp, save_trace
+
+    out = dest / f"events-{src['name']}.ctev.parquet"
+    files = src.get("files") or [src["file"]]
+    stamp = _source_stamp(src, on_corrupt) if all(f.is_file() for f in files) else None
+    if reuse and stamp is not None and out.is_file() and read_stamp(out) == stamp:
+        return load_trace(out)
+    what = files if len(files) > 1 else src["file"]
+    trace = _open(what, tick_hz=src["tick_hz"], samplerate=src["samplerate"], on_corrupt=on_corrupt)
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        save_trace(trace, tmp, stamp=stamp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return trace
+
+
+def decode_source(
+    src: dict[str, Any], dest: str | Path, on_corrupt: str = "raise", force: bool = False
+) -> dict[str, Any]:
+    """Scheduler phase 1: decode one recording into its events file in ``dest``.
+
+    Never raises: a source that cannot be decoded is left for the capture's analysis, which decodes
+    it again and reports the error with the rest of the capture's results."""
+    t0 = time.perf_counter()
+    try:
+        _decoded(src, Path(dest), on_corrupt, reuse=not force)
+        return {"source": src["name"], "ok": True, "seconds": time.perf_counter() - t0}
+    except Exception as e:  # reported by the capture's own analysis
+        return {"source": src["name"], "ok": False, "error": str(e), "seconds": time.perf_counter() - t0}
+
+
+def _stat_rows(ident: dict[str, Any], source: str, profile: str, res: Any) -> list[dict[str, Any]]:
+    rows = []
+    for m, st in sorted(res.stats.items()):
+        rows.append(
+            {
+                **ident,
+                "metric": m,
+                "source": source,
+                "profile": profile,
+                "kind": "distribution",
+                "unit": res.units.get(m, "ns"),
+                **st.as_dict(),
+                "excluded": sum(
+                    e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"
+                ),
+                "unmatched": sum(
+                    e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event"
+                ),
+            }
+        )
+    for m, (v, unit) in sorted(res.scalars.items()):
+        rows.append(
+            {
+                **ident,
+                "metric": m,
+                "source": source,
+                "profile": profile,
+                "kind": "scalar",
+                "unit": unit,
+                "n": 1,
+                "mean": v,
+                "std": 0.0,
+                "min": v,
+                "p1": v,
+                "p50": v,
+                "p99": v,
+                "max": v,
+                "excluded": 0,
+                "unmatched": 0,
+            }
+        )
+    return rows
+
+
+def _write_table(rows: list[dict[str, Any]], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table({"empty": pa.array([], pa.int8())}), path)
+
+
+def cached_result(
+    folder: str | Path, capture_id: str, out_dir: str | Path, tick_hz: int | None = None
+) -> dict[str, Any] | None:
+    """The earlier result of a capture when its inputs and the code are unchanged, else None."""
+    t0 = time.perf_counter()
+    try:
+        plan = plan_capture(Path(folder), tick_hz=tick_hz)
+        ihash = input_hash(Path(folder), plan)
+        prev = json.loads((Path(out_dir) / "captures" / capture_id / "result.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(prev, dict) or prev.get("input_hash") != ihash or prev.get("status") != "ok":
+        return None
+    prev["cached"] = True
+    prev["seconds"] = time.perf_counter() - t0
+    return prev
+
+
+def analyze_capture(
+    folder: str | Path,
+    capture_id: str,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    on_corrupt: str = "raise",
+    tolerance: float = 0.02,
+    reuse_events: bool | None = None,
+    tick_hz: int | None = None,
+) -> dict[str, Any]:
+    """Analyze one capture folder; returns its ``result.json`` content, a :class:`CaptureResult`
+    (never raises).
+
+    Unless ``force``, an unchanged capture returns its cached result. ``reuse_events`` (default:
+    not ``force``) loads sources already decoded into the capture's output folder (stamped with
+    input hash, code hash and reader options) instead of decoding them again. ``tick_hz``: the
+    trace tick rate when neither the recording nor run.json states it (TraceX).
+
+    A logic capture that run.json lists but that does not exist is left out (with a note and a
+    diagnostic): the trace and the other sources are still analyzed."""
+    folder, out_dir = Path(folder), Path(out_dir)
+    dest = out_dir / "captures" / capture_id
+    t0 = time.perf_counter()
+    if not force:
+        prev = cached_result(folder, capture_id, out_dir, tick_hz)
+        if prev is not None:
+            return prev
+    reuse = (not force) if reuse_events is None else reuse_events
+    try:
+        plan = plan_capture(folder, tick_hz=tick_hz)
+        ihash = input_hash(folder, plan)
+        missing = _drop_missing_logic(plan)
+        from ..sites import reuse_site_events
+
+        with reuse_site_events():  # each source's site occurrences found once for all analyzers
+            result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance, reuse)
+        result["input_hash"] = ihash
+        _add_plan_notes(result, plan, missing)
+    except Exception as e:  # a bad capture never stops the batch
+        code = getattr(e, "code", type(e).__name__)
+        result = {
+            "capture": capture_id,
+            "folder": str(folder),
+            "status": "failed",
+            "error": str(e),
+            "code": code,
+            "traceback": traceback.format_exc(limit=6),
+        }
+    result["cached"] = False
+    result["seconds"] = time.perf_counter() - t0
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "result.json").write_text(json.dumps(result, indent=1, default=_json_default))
+    return result
+
+
+def _drop_missing_logic(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Take the logic captures whose file does not exist out of ``plan``; returns them. When
+    nothing else is left to analyze they stay, and the capture fails on the first (IO_ERROR)."""
+    missing = [e for e in plan["logic"] if not Path(e["file"]).is_file()]
+    present = [e for e in plan["logic"] if Path(e["file"]).is_file()]
+    if not plan["trace"] and not present:
+        return []
+    plan["logic"] = present
+    return missing
+
+
+def _add_plan_notes(result: dict[str, Any], plan: dict[str, Any], missing: list[dict[str, Any]]) -> None:
+    """What the plan left out, in the result: missing logic files, recordings not analyzed."""
+    for e in missing:
+        msg = f"the logic capture {Path(e['file']).name} listed in run.json does not exist: not analyzed"
+        result.setdefault("notes", []).append(f"{e['profile']}: {msg}")
+        result.setdefault("diagnostics", []).append(
+            {"source": f"logic:{e['profile']}", "code": "IO_ERROR", "severity": "ERROR", "offset": 0,
+             "count": 1, "message": msg}
+        )
+    result["missing_sources"] = [str(e["file"]) for e in missing]
+    if plan.get("ignored"):
+        result.setdefault("notes", []).append(
+            "several trace recordings in one folder: only the first was analyzed, not "
+            + ", ".join(Path(f).name for f in plan["ignored"])
+        )
+    if plan.get("trace_tick_hz_assumed"):
+        result["tick_hz_assumed"] = plan["trace_tick_hz_assumed"]
+
+
+@dataclasses.dataclass
+class SourceResult:
+    """One decoded source of a capture and what the analyzers made of it."""
+
+    name: str  #: "trace" or "logic"
+    profile: str  #: the logic capture's profile ("" for the trace)
+    events: Any  #: the decoded events (trace_parsers Trace)
+    res: Any  #: analyzers.run result: table, stats, scalars, units, drop_log
+    file: str = ""  #: the recording's file name
+
+
+class CaptureResult(TypedDict, total=False):
+    """A capture's ``result.json`` (what :func:`analyze_capture` returns); a failed capture has
+    ``status == "failed"``, ``error``, ``code`` and ``traceback`` instead of the tables."""
+
+    capture: str
+    board: str
+    rtos: str
+    app: str
+    variant: str
+    run_id: str
+    folder: str
+    status: str  #: "ok" or "failed"
+    metrics: list[dict[str, Any]]  #: one row per metric, source and profile (campaign.parquet)
+    crossval: list[dict[str, Any]]
+    crossval_counts: list[dict[str, Any]]
+    alignment: list[dict[str, Any]]
+    drop_log: list[dict[str, Any]]
+    diagnostics: list[dict[str, Any]]
+    notes: list[str]
+    sources: dict[str, dict[str, Any]]
+    verdict: str  #: PASS / FAIL / N/A
+    provenance: dict[str, Any]
+    code_hash: str
+    input_hash: str
+    cached: bool
+    seconds: float
+    error: str
+    code: str
+    traceback: str
+
+
+#: the row lists one capture's analysis accumulates
+_ACC_KEYS = (
+    "metrics", "instances", "drops", "diagnostics", "crossval", "alignment", "counts", "pairs", "notes",
+    "problems", "kernel_timing",
+)
+
+
+def _diagnostic_rows(source: str, diagnostics: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "source": source,
+            "code": d.code,
+            "severity": d.severity.name,
+            "offset": d.offset,
+            "count": d.count,
+            "message": d.message,
+        }
+        for d in diagnostics
+    ]
+
+
+def _analyze_source(
+    src: dict[str, Any], kind: str, profile: str, dest: Path, ctx: dict[str, Any], acc: dict[str, list[Any]]
+) -> SourceResult:
+    """Decode one source, run every analyzer on it and add its rows to the accumulators ``acc``."""
+    import pyarrow as pa
+
+    from ..run import run_analyzers
+
+    events = _decoded(src, dest, ctx["on_corrupt"], ctx["reuse"])
+    if kind == "trace":
+        _identity_from_trace(ctx["ident"], events)
+    res = run_analyzers(events, ctx["sites"], ctx["options"])
+    acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res)
+    acc["instances"].append(
+        res.table.append_column("profile", pa.array([profile] * res.table.num_rows, pa.string()))
+    )
+    acc["drops"] += [{"source": kind, "profile": profile, **d.__dict__} for d in res.drop_log]
+    diag_source = kind if kind == "trace" else f"logic:{profile}"
+    acc["diagnostics"] += _diagnostic_rows(diag_source, events.diagnostics)
+    return SourceResult(kind, profile, events, res, Path(src["file"]).name)
+
+
+def _identity_from_trace(ident: dict[str, Any], trace: Any) -> None:
+    """Fill the capture's RTOS, board and app from the recording where run.json does not say
+    (a public recording has no run.json, but its SYSDESC or TraceX header names the RTOS)."""
+    m = trace.meta
+    for key, value in (("rtos", m.rtos), ("board", m.board), ("app", m.app)):
+        if not ident.get(key) and value:
+            ident[key] = value
+
+
+def _firmware_rows(ident: dict[str, Any], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The statistics the firmware printed on its console (run.json ``result_lines``)."""
+    from ..console import parse_results
+
+    rows = []
+    for r in parse_results(run.get("result_lines") or []):
+        v = r["mean_ns"] if r["mean_ns"] == r["mean_ns"] else r["mean"]
+        unit = "ns" if r["mean_ns"] == r["mean_ns"] else r["unit"]
+        rows.append(
+            {
+                **ident,
+                "metric": r["metric"],
+                "source": "firmware",
+                "profile": "",
+                "kind": "summary",
+                "unit": unit,
+                "n": r["n"],
+                "mean": v,
+                "std": float("nan"),
+                "min": r["min_ns"] if unit == "ns" else r["min"],
+                "p1": float("nan"),
+                "p50": float("nan"),
+                "p99": float("nan"),
+                "max": r["max_ns"] if unit == "ns" else r["max"],
+                "excluded": 0,
+                "unmatched": 0,
+            }
+        )
+    return rows
+
+
+def _provenance(run: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    from ..console import parse_done
+
+    fw = run.get("firmware") or {}
+    return {
+        "firmware_rev": fw.get("git_rev", ""),
+        "elf_sha256": fw.get("elf_sha256", ""),
+        "config": fw.get("config", ""),
+        "rtos_version": run.get("rtos_version", ""),
+        "options": run.get("options") or {},
+        "qemu": run.get("qemu") or {},
+        "logic_profiles": [e.get("profile") for e in run.get("logic") or []],
+        "created_utc": run.get("created_utc", ""),
+        "run_status": run.get("status", ""),
+        "console_done": parse_done(run.get("result_lines") or []),
+        "cpu_hz": options.get("CT_CPU_HZ") or BOARD_CPU_HZ.get(run.get("board", "")),
+    }
+
+
+def _write_capture_tables(dest: Path, acc: dict[str, list[Any]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if acc["instances"]:
+        pq.write_table(pa.concat_tables(acc["instances"]), dest / "instances.parquet")
+    if acc["pairs"]:
+        pq.write_table(pa.concat_tables(acc["pairs"]), dest / "pairs.parquet")
+    _write_table(acc["metrics"], dest / "metrics.parquet")
+    _write_table(acc["crossval"], dest / "crossval.parquet")
+    _write_table(acc["alignment"], dest / "alignment.parquet")
+    _write_table(acc["drops"], dest / "drop_log.parquet")
+
+
+def _cross_validate_source(
+    trace: SourceResult, lg: SourceResult, ctx: dict[str, Any], acc: dict[str, list[Any]]
+) -> None:
+    """Trace versus one logic capture: agreements, alignment, counts and matched pairs."""
+    import pyarrow as pa
+
+    from ..crossval import cross_validate
+    from ..crossval.capture_checks import declared_edges
+
+    ident, prof = ctx["ident"], lg.profile
+    cv = cross_validate(
+        trace.events,
+        lg.events,
+        sites=ctx["sites"],
+        trace_table=trace.res.table,
+        logic_table=lg.res.table,
+        trace_scalars=trace.res.scalars,
+        logic_scalars=lg.res.scalars,
+        tolerance=ctx["tolerance"],
+        calibration=ctx["calibration"],
+        declared_edges=declared_edges(ctx["run"], lg.file),
+    )
+    if cv.note:
+        acc["notes"].append(f"{prof}: {cv.note}")
+    acc["problems"] += [f"{prof}: {p}" for p in cv.problems]
+    acc["crossval"] += [{**ident, "profile": prof, **a.as_row()} for a in cv.agreements]
+    acc["alignment"] += [{**ident, "profile": prof, **r} for r in cv.alignment_rows()]
+    acc["counts"] += [{**ident, "profile": prof, **c} for c in cv.counts]
+    acc["kernel_timing"] += [{**ident, "profile": prof, **r} for r in cv.kernel_timing]
+    if cv.pairs is not None and cv.pairs.num_rows:
+        acc["pairs"].append(cv.pairs.append_column("profile", pa.array([prof] * cv.pairs.num_rows)))
+
+
+def _capture_verdict(acc: dict[str, list[Any]]) -> str:
+    """The worst verdict of every metric, count and completeness check of every profile."""
+    from ..crossval import combine
+
+    verdicts = [r["verdict"] for r in acc["crossval"]] + [r["verdict"] for r in acc["counts"]]
+    if not acc["crossval"] and not acc["counts"] and not acc["alignment"] and not acc["problems"]:
+        return "N/A"
+    return combine(verdicts + (["INCOMPLETE"] if acc["problems"] else []))
+
+
+def _analyze(
+    folder: Path,
+    capture_id: str,
+    dest: Path,
+    plan: dict[str, Any],
+    on_corrupt: str,
+    tolerance: float,
+    reuse: bool = False,
+) -> dict[str, Any]:
+    from ..crossval import Calibration
+    from ..crossval.capture_checks import verify_hashes
+    from ..sites import load_sites
+
+    run = plan["run"]
+    missing = verify_hashes(folder, run)
+    options = dict(run.get("options") or {})
+    ident = _identity(folder, capture_id, run)
+    dest.mkdir(parents=True, exist_ok=True)
+    options["_uart_baud"] = plan["uart_baud"]
+    if plan["uart"]:
+        options["_uart_reference"] = Path(plan["uart"]).read_text(encoding="latin-1")
+    if not plan["trace"] and not plan["logic"]:
+        raise ValueError(f"{folder}: no trace and no logic capture found")
+    ctx = {
+        "ident": ident,
+        "sites": load_sites(run),
+        "options": options,
+        "on_corrupt": on_corrupt,
+        "reuse": reuse,
+        "tolerance": tolerance,
+        "calibration": Calibration.from_run(run, folder),
+        "run": run,
+    }
+    acc: dict[str, list[Any]] = {k: [] for k in _ACC_KEYS}
+    acc["problems"] += missing
+    sources: dict[str, Any] = {}
+    srcs = {src["name"]: src for src in capture_sources(plan)}
+    trace = None
+    if plan["trace"]:
+        trace = _analyze_source(srcs["trace"], "trace", "", dest, ctx, acc)
+        sources["trace"] = {
+            "file": Path(plan["trace"]).name,
+            "format": trace.events.meta.source_format,
+            "events": len(trace.events),
+            "tick_hz": trace.events.meta.tick_hz,
+        }
+    for entry in plan["logic"]:
+        prof = entry["profile"]
+        lg = _analyze_source(srcs[f"logic-{prof}"], "logic", prof, dest, ctx, acc)
+        sources[f"logic:{prof}"] = {
+            "file": Path(entry["file"]).name,
+            "format": lg.events.meta.source_format,
+            "events": len(lg.events),
+            "samplerate": lg.events.meta.tick_hz,
+        }
+        if trace is not None:
+            _cross_validate_source(trace, lg, ctx, acc)
+    acc["metrics"] += _firmware_rows(ident, run)
+    _write_capture_tables(dest, acc)
+    return _result(folder, ident, run, options, sources, acc, ctx["calibration"])
+
+
+def _result(
+    folder: Path,
+    ident: dict[str, Any],
+    run: dict[str, Any],
+    options: dict[str, Any],
+    sources: dict[str, Any],
+    acc: dict[str, list[Any]],
+    calibration: Any,
+) -> dict[str, Any]:
+    from ..crossval.capture_checks import expectation
+
+    verdict = _capture_verdict(acc)
+    return {
+        **ident,
+        "folder": str(folder),
+        "status": "ok",
+        "metrics": acc["metrics"],
+        "crossval": acc["crossval"],
+        "crossval_counts": acc["counts"],
+        "alignment": acc["alignment"],
+        "drop_log": acc["drops"],
+        "diagnostics": acc["diagnostics"],
+        "notes": acc["notes"],
+        "sources": sources,
+        "verdict": verdict,
+        "problems": acc["problems"],
+        "kernel_timing": acc["kernel_timing"],
+        "calibration": calibration.as_dict(),
+        "expectation": expectation(run, verdict, acc["crossval"]),
+        "expected_verdict": str((run.get("expect") or {}).get("verdict", "")),
+        "negative_control": run.get("negative_control"),
+        "time_scale": run.get("time_scale"),
+        "provenance": _provenance(run, options),
+        "code_hash": code_hash(),
+    }

@@ -1,0 +1,310 @@
+"""What the report shows: the headline metric per test, the agreement tally, the per-instance
+series. Pure data choices on the campaign tables (pandas); no HTML here.
+
+Every column the cross-validation rewrite adds (``verdict`` in PASS/FAIL/INCOMPLETE/UNRESOLVED/
+NO_PAIRS, ``raw_rel_diff_pct``, ``calibration_source``, ``expected_verdict``, ``negative_control``,
+``time_scale``, the ``kernel_vs_pin`` table) is optional: campaigns written before it still render.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .figures import Bar, Series
+
+#: The metric a test is summarised by on the first screen (else: the one most RTOSes have).
+HEADLINE = {
+    "ctx_switch": "ctx_switch.yield",
+    "isr_latency": "isr.to_task.latency",
+    "periodic": "periodic.fast.jitter.abs",
+    "fft_workload": "fft.duration",
+    "calib": "calib.loop",
+}
+VERDICTS = ("PASS", "FAIL", "INCOMPLETE", "UNRESOLVED", "NO_PAIRS")
+CAPTURE_KEYS = ("verdict", "expected_verdict", "negative_control", "time_scale")
+SOURCE_LABEL = {"trace": "from the trace", "logic": "at the pins", "firmware": "by the firmware"}
+
+
+def capture_info(out_dir: Path, caps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per capture id: the manifest entry, completed from the capture's ``result.json`` with the
+    newer per-capture fields when the manifest does not carry them."""
+    info: dict[str, dict[str, Any]] = {}
+    for c in caps:
+        entry = dict(c)
+        if any(k not in entry for k in CAPTURE_KEYS):
+            rj = Path(out_dir) / "captures" / str(c.get("capture", "")) / "result.json"
+            try:
+                res = json.loads(rj.read_text())
+            except (OSError, ValueError):
+                res = {}
+            for k in CAPTURE_KEYS:
+                entry.setdefault(k, res.get(k))
+        info[str(c.get("capture"))] = entry
+    return info
+
+
+def is_negative_control(entry: dict[str, Any]) -> bool:
+    return bool(entry.get("expected_verdict")) or bool(entry.get("negative_control"))
+
+
+@dataclass
+class Agreement:
+    """The agreement tally over cross-validation rows (negative controls counted apart)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    failures: Any = None  #: DataFrame of unexpected FAIL rows
+    incomplete: Any = None  #: DataFrame of INCOMPLETE rows
+    controls: list[dict[str, Any]] = field(default_factory=list)  #: negative-control captures
+    rows: int = 0
+
+    @property
+    def agree(self) -> bool:
+        return self.rows > 0 and self.counts.get("FAIL", 0) == 0 and not any(
+            not c["as_expected"] for c in self.controls
+        )
+
+
+def agreement(xv: Any, info: dict[str, dict[str, Any]]) -> Agreement:
+    """Count verdicts of the cross-validation rows; rows of negative-control captures are not
+    counted (they are expected to fail) but listed as controls, failed when they did not fail."""
+    import pandas as pd
+
+    ag = Agreement(counts=dict.fromkeys(VERDICTS, 0), failures=pd.DataFrame(), incomplete=pd.DataFrame())
+    if xv is None or xv.empty or "verdict" not in xv.columns:
+        return ag
+    neg = {cid for cid, e in info.items() if is_negative_control(e)}
+    is_neg = xv["capture"].isin(neg)
+    real = xv[~is_neg]
+    for v, n in real["verdict"].value_counts().items():
+        ag.counts[str(v)] = ag.counts.get(str(v), 0) + int(n)
+    ag.rows = len(real)
+    ag.failures = real[real["verdict"] == "FAIL"]
+    ag.incomplete = real[real["verdict"] == "INCOMPLETE"]
+    for cid in sorted(neg):
+        e = info[cid]
+        rows = xv[xv["capture"] == cid]
+        expected = str(e.get("expected_verdict") or "FAIL")
+        got = str(e.get("verdict") or ("FAIL" if (rows["verdict"] == "FAIL").any() else "PASS"))
+        nc = e.get("negative_control") or {}
+        ag.controls.append({
+            "capture": cid,
+            "expected": expected,
+            "verdict": got,
+            "as_expected": got == expected,
+            "what": nc.get("description") or nc.get("fault") or ", ".join(f"{k}={v}" for k, v in nc.items())
+            if isinstance(nc, dict) else str(nc),
+            "failed_metrics": ", ".join(sorted(set(rows.loc[rows["verdict"] == "FAIL", "metric"]))),
+            "raw_delta": _max_abs(rows.loc[rows["verdict"] == "FAIL"], "raw_rel_diff_pct"),
+        })
+    return ag
+
+
+def _max_abs(df: Any, col: str) -> float:
+    if df is None or df.empty or col not in df.columns:
+        return float("nan")
+    v = df[col].astype(float).to_numpy()
+    v = v[np.isfinite(v)]
+    return float(v[np.argmax(np.abs(v))]) if v.size else float("nan")
+
+
+@dataclass
+class Test:
+    """One test (app + variant) on the first screen."""
+
+    app: str
+    variant: str
+    metric: str
+    source: str
+    profile: str
+    bars: list[Bar]
+
+    @property
+    def name(self) -> str:
+        return f"{self.app} {self.variant}".strip()
+
+
+def _pick_source(rows: Any) -> tuple[str, str]:
+    """(source, profile) covering the most RTOSes; ties: pins (ideal profile first), trace, firmware."""
+    order = {"logic": 0, "trace": 1, "firmware": 2}
+    cands = []
+    for (src, prof), g in rows.groupby(["source", "profile"], dropna=False):
+        prof = "" if prof is None or (isinstance(prof, float) and math.isnan(prof)) else str(prof)
+        cands.append((-g["rtos"].nunique(), order.get(str(src), 3), prof != "ideal", prof, str(src)))
+    best = min(cands)
+    return best[4], best[3]
+
+
+def _headline_metric(app: str, rows: Any) -> str:
+    pref = HEADLINE.get(app)
+    if pref is not None and (rows["metric"] == pref).any():
+        return pref
+    cover = rows.groupby("metric")["rtos"].nunique()
+    return str(sorted(cover.items(), key=lambda kv: (-kv[1], kv[0]))[0][0])
+
+
+def _ns_per_insn(caps: list[str], info: dict[str, dict[str, Any]]) -> float | None:
+    vals = {(info.get(c, {}).get("time_scale") or {}).get("ns_per_insn") for c in caps}
+    if len(vals) == 1:
+        (v,) = vals
+        return float(v) if v else None
+    return None
+
+
+def tests(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> list[Test]:
+    """Per test (app, variant): its headline metric, one source, a bar per RTOS (mean, p50/p99/max
+    from the campaign rows, cycles or instructions, multiple of the fastest)."""
+    if comp is None or comp.empty or camp is None or camp.empty:
+        return []
+    comp = comp.assign(variant=comp["variant"].fillna(""), profile=comp["profile"].fillna(""))
+    camp = camp.assign(variant=camp["variant"].fillna(""), profile=camp["profile"].fillna(""))
+    out = []
+    keys = sorted(comp.groupby(["app", "variant"]).groups, key=lambda k: (k[0], _natural(k[1])))
+    for app, variant in keys:
+        rows = comp[(comp["app"] == app) & (comp["variant"] == variant)]
+        metric = _headline_metric(str(app), rows)
+        rows = rows[rows["metric"] == metric]
+        src, prof = _pick_source(rows)
+        rows = rows[(rows["source"] == src) & (rows["profile"] == prof)].sort_values("mean_ns")
+        cr = camp[(camp["app"] == app) & (camp["variant"] == variant) & (camp["metric"] == metric)
+                  & (camp["source"] == src) & (camp["profile"] == prof)]
+        bars = []
+        for r in rows.itertuples():
+            c = cr[cr["rtos"] == r.rtos]
+            npi = _ns_per_insn(list(c["capture"]), info)
+            cyc = r.mean_ns / npi if npi else getattr(r, "mean_cycles", float("nan"))
+            unit = "insn" if npi else "cycles"
+            bars.append(Bar(
+                label=str(r.rtos), mean=float(r.mean_ns), x_fastest=float(r.x_fastest), cycles=float(cyc),
+                cycles_unit=unit, n=int(c["n"].sum()) if not c.empty else int(getattr(r, "n", 0)),
+                p50=float(c["p50"].mean()) if not c.empty else float("nan"),
+                p99=float(c["p99"].mean()) if not c.empty else float("nan"),
+                max=float(c["max"].max()) if not c.empty else float("nan"),
+            ))
+        out.append(Test(str(app), str(variant), metric, src, prof, bars))
+    return out
+
+
+def _natural(s: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s))
+
+
+def headline(ts: list[Test]) -> dict[str, Any] | None:
+    """The first sentence: which RTOS is faster at the context switch (else the first test's metric),
+    averaged over the test's variants, and by how much."""
+    if not ts:
+        return None
+    pick = [t for t in ts if t.metric == HEADLINE["ctx_switch"] and len(t.bars) > 1]
+    if not pick:
+        pick = [t for t in ts if len(t.bars) > 1][:1] or ts[:1]
+    metric = pick[0].metric
+    per: dict[str, list[Bar]] = {}
+    for t in pick:
+        for b in t.bars:
+            per.setdefault(b.label, []).append(b)
+    means = sorted(
+        (float(np.mean([b.mean for b in bs])), float(np.mean([b.cycles for b in bs])), r, bs[0].cycles_unit)
+        for r, bs in per.items()
+    )
+    return {
+        "metric": metric,
+        "source": pick[0].source,
+        "profile": pick[0].profile,
+        "variants": [t.variant for t in pick if t.variant],
+        "ranking": [{"rtos": r, "mean_ns": m, "cycles": c, "cycles_unit": u, "x": m / means[0][0]}
+                    for m, c, r, u in means],
+    }
+
+
+def series(out_dir: Path, camp: Any, max_metrics: int = 40) -> dict[str, list[Series]]:
+    """metric -> one :class:`Series` per RTOS (all its captures pooled; trace instances where the
+    capture has a trace, else the first pin profile), for the distribution charts."""
+    import pandas as pd
+
+    from ..campaign.tables import iter_instances
+
+    if camp is None or camp.empty:
+        return {}
+    ident = camp.drop_duplicates("capture").set_index("capture")[["rtos"]]
+    frames = []
+    for cid, df in iter_instances(out_dir):
+        if df.empty or cid not in ident.index:
+            continue
+        df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
+        if df.empty:
+            continue
+        src = "trace" if (df["source"] == "trace").any() else "logic"
+        df = df[df["source"] == src]
+        if src == "logic":
+            df = df[df["profile"] == sorted(df["profile"].unique())[0]]
+        frames.append(df.assign(rtos=ident.loc[cid, "rtos"] or "?", capture=cid))
+    if not frames:
+        return {}
+    allv = pd.concat(frames)
+    out: dict[str, list[Series]] = {}
+    for metric, g in sorted(allv.groupby("metric"), key=lambda kv: kv[0])[:max_metrics]:
+        out[str(metric)] = [
+            Series(f"{r}", gg["value"].to_numpy(float), gg["start_ts"].to_numpy(float),
+                   gg["instance"].to_numpy(np.int64), capture=", ".join(sorted(gg["capture"].unique()))
+                   if gg["capture"].nunique() <= 1 else "")
+            for r, gg in sorted(g.groupby("rtos"))
+        ]
+    return out
+
+
+def outliers(out_dir: Path, camp: Any, per_metric: int = 3) -> Any:
+    """The largest instances per metric and capture beyond Tukey's upper fence, with the window to
+    export around each (ns on the exported file's time axis: the trace clock, else the capture's)."""
+    import pandas as pd
+
+    from ..campaign.tables import iter_instances
+
+    rows = []
+    for cid, df in iter_instances(out_dir):
+        df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
+        if df.empty:
+            continue
+        src = "trace" if (df["source"] == "trace").any() else "logic"
+        df = df[df["source"] == src]
+        if src == "logic":
+            df = df[df["profile"] == sorted(df["profile"].unique())[0]]
+        for metric, g in df.groupby("metric"):
+            v = g["value"].to_numpy(float)
+            if v.size < 8:
+                continue
+            q1, q3 = np.percentile(v, [25, 75])
+            fence = q3 + 3 * max(q3 - q1, 1e-9 * abs(q3))
+            top = g[g["value"] > fence].nlargest(per_metric, "value")
+            for r in top.itertuples():
+                rows.append({"capture": cid, "metric": metric, "source": src, "instance": int(r.instance),
+                             "value_ns": float(r.value), "median_ns": float(np.median(v)),
+                             "window": window_for(int(r.start_ts), int(r.end_ts))})
+    return pd.DataFrame(rows)
+
+
+def window_for(start_ns: int, end_ns: int) -> str:
+    """``START:END`` (ns) around an instance: the instance plus its own length (at least 20 µs)
+    on either side."""
+    pad = max(end_ns - start_ns, 20_000)
+    return f"{max(start_ns - pad, 0)}:{end_ns + pad}"
+
+
+def own_recordings(camp: Any, xv: Any, info: dict[str, dict[str, Any]]) -> list[str]:
+    """Captures that are recordings of the user's own firmware: a trace, no pins and no site
+    metric (only kernel-event metrics: ``cpu.``, ``kernel.``, ``task.``, ``isr.`` without sites)."""
+    if camp is None or camp.empty:
+        return []
+    out = []
+    for cid, g in camp.groupby("capture"):
+        srcs = (info.get(str(cid), {}).get("sources") or {})
+        if any(k.startswith("logic") for k in srcs) or (g["source"] == "logic").any():
+            continue
+        if g["metric"].str.startswith(("cpu.", "kernel.", "task.", "isr.")).all():
+            out.append(str(cid))
+    return out

@@ -1,0 +1,172 @@
+"""Every committed capture's README "Reproduce" line runs as printed: make expands it to a capture.py command
+line that capture.py's own parser accepts and that asks for exactly the run recorded in run.json. The slow
+test runs a few of them for real (CI: one per RTOS plus the long FreeRTOS ISR run) and compares every file
+byte for byte with the committed capture (run.json: all but wall time and creation date)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import need_tool
+from tests.firmware.conftest import RTOS_DEPS, rtos_sources
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPTURES = ROOT / "captures"
+sys.path.insert(0, str(ROOT / "firmware" / "tools"))
+import capture as cap_mod  # noqa: E402
+
+READMES = sorted(p for p in CAPTURES.rglob("README.md") if (p.parent / "run.json").is_file())
+REPRO_RE = re.compile(r"^Reproduce\b[^\n]*\n+```\n(?P<cmd>[^\n]+)\n```", re.M)
+
+
+def reproduce_line(readme: Path) -> str:
+    m = REPRO_RE.search(readme.read_text())
+    assert m, f"{readme}: no Reproduce block"
+    return m.group("cmd")
+
+
+def capture_argv(line: str, **extra: str) -> list[str]:
+    """The capture.py arguments that `make` runs for a README line (make -n: expanded, not executed)."""
+    words = shlex.split(line)
+    assert words[:2] == ["make", "capture"], line
+    assert all(re.fullmatch(r"[A-Z_]+=.*", w, re.S) for w in words[2:]), line
+    p = subprocess.run(["make", "-n", "-s", "-C", str(ROOT), *words[1:], *(f"{k}={v}" for k, v in extra.items())],
+                       capture_output=True, text=True, check=True)
+    recipe = " ".join(p.stdout.replace("\\\n", " ").splitlines())
+    argv = shlex.split(recipe[recipe.index("firmware/tools/capture.py") :])
+    return argv[1:]
+
+
+def rel(readme: Path) -> str:
+    return str(readme.parent.relative_to(CAPTURES))
+
+
+def test_there_are_capture_readmes():
+    assert len(READMES) >= 19
+
+
+@pytest.mark.parametrize("readme", READMES, ids=rel)
+def test_reproduce_line_parses_to_the_recorded_run(readme):
+    need_tool("make")
+    meta = json.loads((readme.parent / "run.json").read_text())
+    args = cap_mod.build_parser().parse_args(capture_argv(reproduce_line(readme)))
+    spec = cap_mod.spec_from_args(args)
+    assert (spec.rtos, spec.app, spec.variant or None) == (meta["rtos"], meta["app"], meta["variant"])
+    assert args.run_id == meta["run_id"] == readme.parent.name
+    assert args.out == CAPTURES
+    assert readme.parent == CAPTURES / meta["board"] / spec.rtos / spec.app_dir / args.run_id
+    for k, v in spec.options.items():  # asked-for options; run.json also lists the defaults in effect
+        assert str(meta["options"][k]) == v or meta["options"][k] == int(v, 0), k
+    assert [p.name for p in spec.profiles] == [lg["profile"]["name"] for lg in meta["logic"]]
+    assert [p.as_json() for p in spec.profiles] == [lg["profile"] for lg in meta["logic"]]
+    assert spec.shift == meta.get("time_scale", {"icount_shift": 0})["icount_shift"]
+
+
+def test_a_dash_option_value_is_not_taken_for_a_flag():
+    """The form the READMEs printed before (`--opts "-DCT_NTASKS=2"`, from OPTS='-DCT_NTASKS=2') is an
+    argparse error; `make capture` passes `--opts=...`, which takes any value."""
+    ap = cap_mod.build_parser()
+    with pytest.raises(SystemExit):
+        ap.parse_args(["run", "--rtos", "freertos", "--app", "ctx_switch", "--opts", "-DCT_NTASKS=2"])
+    argv = capture_argv("make capture RTOS=freertos APP=ctx_switch OPTS='-DCT_NTASKS=2 -DCT_ITERATIONS=5'")
+    spec = cap_mod.spec_from_args(ap.parse_args(argv))
+    assert spec.options == {"CT_NTASKS": "2", "CT_ITERATIONS": "5"}
+
+
+def test_a_readme_line_for_another_run_is_caught(tmp_path):
+    """The comparison above fails for a line that asks for something else (wrong shift, option, run id)."""
+    readme = next(r for r in READMES if "freertos/isr_latency/ref" in rel(r) + "/")
+    line = reproduce_line(readme)
+    meta = json.loads((readme.parent / "run.json").read_text())
+    for bad in (line + " QEMU_SHIFT=3", line.replace("RUN_ID=ref", "RUN_ID=x"), line + " OPTS=CT_ITERATIONS=7"):
+        spec = cap_mod.spec_from_args(cap_mod.build_parser().parse_args(capture_argv(bad)))
+        args = cap_mod.build_parser().parse_args(capture_argv(bad))
+        assert (spec.shift, args.run_id, spec.options.get("CT_ITERATIONS", "200")) != (
+            meta["time_scale"]["icount_shift"], meta["run_id"], str(meta["options"]["CT_ITERATIONS"]))
+
+
+# ---- slow: record a few again, exactly as their README says, and compare byte for byte ---------------------
+
+REPRODUCED = [
+    "baremetal/isr_latency/ref",
+    "freertos/isr_latency/ref",
+    "threadx/isr_latency/ref",
+    "freertos/isr_latency-long/ref",
+    "freertos/isr_latency/board",
+    "threadx/isr_latency-negctl-delay/ref",
+]
+VOLATILE = (("qemu", "wall_s"), ("created_utc",))
+
+
+def _stable(meta: dict) -> dict:
+    meta = json.loads(json.dumps(meta))
+    for path in VOLATILE:
+        d = meta
+        for k in path[:-1]:
+            d = d[k]
+        d.pop(path[-1], None)
+    return meta
+
+
+def compare_capture(new: Path, ref: Path) -> list[str]:
+    """Files of ``ref`` that ``new`` does not reproduce byte for byte (run.json: but VOLATILE)."""
+    bad = []
+    names = sorted(p.name for p in ref.iterdir() if p.is_file())
+    if sorted(p.name for p in new.iterdir() if p.is_file()) != names:
+        bad.append(f"file list {sorted(p.name for p in new.iterdir())} != {names}")
+    for n in names:
+        a, b = new / n, ref / n
+        if not a.is_file():
+            continue
+        if n == "run.json":
+            if _stable(json.loads(a.read_text())) != _stable(json.loads(b.read_text())):
+                bad.append(n)
+        elif a.read_bytes() != b.read_bytes():
+            bad.append(n)
+    return bad
+
+
+def test_compare_capture_sees_a_changed_byte(tmp_path):
+    ref = CAPTURES / "qemu_netduinoplus2" / "baremetal" / "calib" / "ref"
+    new = tmp_path / "c"
+    new.mkdir()
+    for p in ref.iterdir():
+        (new / p.name).write_bytes(p.read_bytes())
+    assert compare_capture(new, ref) == []
+    meta = json.loads((new / "run.json").read_text())
+    meta["qemu"]["wall_s"] += 1
+    meta["created_utc"] = "2000-01-01T00:00:00Z"
+    (new / "run.json").write_text(json.dumps(meta))
+    assert compare_capture(new, ref) == []
+    meta["vla"]["end_ns"] += 1
+    (new / "run.json").write_text(json.dumps(meta))
+    data = bytearray((new / "uart.log").read_bytes())
+    data[-2] ^= 1
+    (new / "uart.log").write_bytes(bytes(data))
+    assert compare_capture(new, ref) == ["run.json", "uart.log"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cid", REPRODUCED)
+def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
+    ref = CAPTURES / "qemu_netduinoplus2" / cid
+    assert (ref / "run.json").is_file(), f"{cid}: not committed"
+    for tool in ("make", "cmake", "ninja", "arm-none-eabi-gcc", "qemu-system-arm", "gcc"):
+        need_tool(tool)
+    rtos = cid.split("/")[0]
+    if rtos in RTOS_DEPS:
+        rtos_sources(rtos)
+    out, fw = tmp_path / "captures", tmp_path / "fw"
+    line = reproduce_line(ref / "README.md")
+    cmd = f"{line} CAPTURE_OUT={out} FW_BUILD={fw} VLA_SO={tmp_path / 'vla.so'}"
+    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    new = out / "qemu_netduinoplus2" / cid
+    assert compare_capture(new, ref) == [], f"{cid}: differs from the committed capture"

@@ -1,0 +1,171 @@
+"""Common Trace Format 1.8 (Zephyr's ``ctf`` tracing) -> :class:`~trace_parsers.model.Trace`.
+
+The layout comes from the trace's own TSDL ``metadata`` file, never from hard-coded structures:
+Zephyr's single headerless stream (32-bit ns timestamps, 8-bit ids), per-CPU packetized streams
+(packet header and context, 64-bit clock-mapped timestamps), LTTng-style compact/extended headers.
+A trace is a folder holding ``metadata`` and stream files, or one stream file with ``metadata``
+beside it (or given with ``metadata=``). See ``docs/formats.md`` ("CTF").
+
+Example::
+
+    >>> tr = read_ctf("ctf_trace/")                  # doctest: +SKIP
+    >>> tr.meta.tick_hz, tr.counts_by_kind()         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import TraceFormatError, diagnostic, validate_on_corrupt
+from ..model import Diagnostic, Trace
+from .decode import Compiled
+from .packets import CTF_MAGIC, RawEvent, StreamDecoder
+from .tsdl import Metadata, looks_like_metadata, parse_metadata
+
+__all__ = ["read_ctf", "read_raw", "sniff", "RawCtf", "RawEvent", "find_files"]
+
+PathLike = Union[str, Path]
+METADATA = "metadata"
+#: files in a trace folder that are never streams (capture-folder companions)
+_NOT_STREAMS = (".json", ".md", ".txt", ".log", ".elf", ".sr", ".csv", ".yaml", ".yml", ".svdat",
+                ".trx", ".vcd", ".py", ".sh")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
+                               path=str(path)) from None
+
+
+def _is_metadata_file(p: Path) -> bool:
+    try:
+        with open(p, "rb") as f:
+            return looks_like_metadata(f.read(64))
+    except OSError:
+        return False
+
+
+def find_files(path: PathLike, metadata: PathLike | None = None) -> tuple[Path, list[Path]]:
+    """(metadata file, stream files) for a trace folder, its metadata file, or one stream file."""
+    p = Path(path)
+    if p.is_dir():
+        meta = Path(metadata) if metadata is not None else p / METADATA
+        streams = sorted(q for q in p.iterdir() if q.is_file() and q.name != METADATA
+                         and q != meta and not q.name.startswith(".")
+                         and not q.name.lower().endswith(_NOT_STREAMS) and q.stat().st_size > 0)
+    elif metadata is None and _is_metadata_file(p):
+        return find_files(p.parent, p)
+    else:
+        meta = Path(metadata) if metadata is not None else p.parent / METADATA
+        streams = [p]
+    if not meta.is_file():
+        raise TraceFormatError(f"no CTF metadata file at {meta}: a CTF trace is a folder with a "
+                               "'metadata' file and stream files (or pass metadata=)",
+                               code="CTF_NO_METADATA", path=str(p))
+    return meta, streams
+
+
+def sniff(head: bytes, path: Any = None) -> bool:
+    """True for a CTF trace folder, its TSDL metadata file, or a stream with metadata beside it."""
+    if path is None:
+        return looks_like_metadata(head)
+    p = Path(path)
+    if p.is_dir():
+        return _is_metadata_file(p / METADATA)
+    if looks_like_metadata(head):
+        return True
+    side = p.parent / METADATA
+    if p.name == METADATA or not _is_metadata_file(side):
+        return False
+    magic = int.from_bytes(head[:4], "little") if len(head) >= 4 else None
+    return magic in (CTF_MAGIC, int.from_bytes(CTF_MAGIC.to_bytes(4, "little"), "big")) or \
+        b"packet.header" not in (side.read_bytes()[:1 << 20])
+
+
+class RawCtf:
+    """Decoded records of a CTF trace before the model mapping."""
+
+    def __init__(self, meta: Metadata, paths: list[Path], records: list[RawEvent],
+                 diagnostics: list[Diagnostic], streams: list[Any], sha256: str) -> None:
+        self.meta, self.paths, self.records = meta, paths, records
+        self.diagnostics, self.streams, self.sha256 = diagnostics, streams, sha256
+
+
+def read_raw(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: str = "raise") -> RawCtf:
+    """Decode every event record (header, contexts, fields as dicts) of a CTF trace."""
+    validate_on_corrupt(on_corrupt)
+    meta_path, stream_paths = find_files(path, metadata)
+    mdata = _read(meta_path)
+    try:
+        meta = parse_metadata(mdata)
+    except TraceFormatError as e:
+        raise e.with_path(str(meta_path)) from None
+    comp = Compiled(meta)
+    sha = hashlib.sha256(mdata)
+    diags: list[Diagnostic] = []
+    records: list[RawEvent] = []
+    infos = []
+    if not stream_paths:
+        diags.append(diagnostic("CTF_NO_STREAMS", 0, f"no stream files beside {meta_path}"))
+    for i, sp in enumerate(stream_paths):
+        data = _read(sp)
+        sha.update(data)
+        infos.append(StreamDecoder(comp, data, i, str(sp), on_corrupt, diags, records).run())
+    return RawCtf(meta, stream_paths, records, diags, infos, sha.hexdigest())
+
+
+def read_ctf(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: str = "raise") -> Trace:
+    """Read a CTF trace (folder, metadata file, or one stream file) into a Trace.
+
+    Parameters
+    ----------
+    path : a trace folder (``metadata`` + stream files), its ``metadata`` file, or one stream file
+        with ``metadata`` in the same folder.
+    metadata : the TSDL metadata file, when it is not beside the streams (e.g. Zephyr's
+        ``subsys/tracing/ctf/tsdl/metadata`` for a RAM-buffer dump).
+    on_corrupt : ``"raise"`` | ``"warn"`` | ``"skip"``. An impossible event (unknown id, bad tag)
+        raises ``TraceCorruptError`` with the file offset, or is recorded as a DATA_LOSS diagnostic
+        with an OVERFLOW row while decoding resumes at the next cleanly decodable event.
+    """
+    from .convert import build_trace
+
+    raw = read_raw(path, metadata=metadata, on_corrupt=on_corrupt)
+    clock_names = [c for c in raw.meta.clocks]
+    sids = {r.sid for r in raw.records}
+    comp_clock = {Compiled(raw.meta).default_clock[s] for s in sids} if sids else set()
+    diags = raw.diagnostics
+    if len(comp_clock) > 1:
+        diags.append(diagnostic("CTF_NO_CLOCK", 0, f"streams use different clocks {sorted(comp_clock)}"
+                                "; ts_raw is the event number"))
+    name = next(iter(comp_clock)) if len(comp_clock) == 1 else None
+    clock = raw.meta.clocks.get(name) if name else None
+    if clock is not None and clock.implicit:
+        diags.append(diagnostic("CTF_IMPLICIT_CLOCK", 0, "the timestamp field maps to no clock: "
+                                "a 1 GHz clock is assumed (babeltrace2's rule; Zephyr records ns)"))
+    wraps = sum(s.clock_wraps for s in raw.streams)
+    if wraps:
+        diags.append(diagnostic("CTF_CLOCK_WRAPS", 0, f"narrow timestamps wrapped {wraps} times; "
+                                "unrolled by the CTF clock-update rule", count=wraps))
+    counts: dict[str, int] = {}
+    for r in raw.records:
+        if r.eid >= 0:
+            counts[r.name] = counts.get(r.name, 0) + 1
+    extra = {
+        "metadata": {"major": raw.meta.major, "minor": raw.meta.minor, "uuid": raw.meta.uuid,
+                     "byte_order": raw.meta.byte_order, "path": str(find_files(path, metadata)[0])},
+        "clocks": {c: vars(raw.meta.clocks[c]).copy() for c in clock_names},
+        "env": dict(raw.meta.env),
+        "streams": {s.path: {"size": s.size, "packets": s.packets, "events": s.events,
+                             "discarded": s.discarded, "clock_wraps": s.clock_wraps,
+                             "cpus": sorted(s.cpus)} for s in raw.streams},
+        "counts_by_name": dict(sorted(counts.items())),
+        "event_names": {str(e.id): e.name for e in raw.meta.events.values()
+                        if e.name in counts},
+    }
+    label = str(path)
+    return build_trace(raw.meta, raw.records, clock=clock, path=label, sha256=raw.sha256,
+                       diags=diags, extra=extra)
