@@ -32,6 +32,7 @@ INSTANCE_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("start_idx", "int64", "-", "occurrence index of start_site in this source (-1 if none)"),
     ("end_site", "string", "-", "site the instance ends at ('' for kernel events)"),
     ("end_idx", "int64", "-", "occurrence index of end_site in this source (-1 if none)"),
+    ("core", "int64", "-", "CPU core of the instance on multi-core traces (-1: not per core)"),
 )
 
 
@@ -48,6 +49,7 @@ class Series:
     start_idx: np.ndarray | None = None
     end_site: str = ""
     end_idx: np.ndarray | None = None
+    core: np.ndarray | None = None  #: per instance, multi-core kernel metrics only
 
     def __len__(self) -> int:
         return int(np.asarray(self.value).size)
@@ -95,6 +97,7 @@ def make_table(series: Sequence[Series], source: str) -> Any:
         "start_idx": ints([site_idx(s.start_idx, k) for s, k in zip(series, n.tolist())]),
         "end_site": strings([s.end_site for s in series]),
         "end_idx": ints([site_idx(s.end_idx, k) for s, k in zip(series, n.tolist())]),
+        "core": ints([site_idx(s.core, k) for s, k in zip(series, n.tolist())]),
     }
     schema = arrow_schema()
     arrays = []

@@ -28,6 +28,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("analyzers.report", "setup_cli", "render one self-contained HTML report"),
     "export": ("analyzers.export", "setup_cli", "timeline of a capture for Perfetto (trace + pins) or VCD"),
     "compare": ("analyzers.compare", "setup_cli", "compare two runs or campaigns (CI gate)"),
+    "calibrate": (
+        "analyzers.crossval.calibrate_cli",
+        "setup_cli",
+        "measure per-site constants on a calibration capture, to declare on other captures",
+    ),
     "decode": ("analyzers.cli", "_setup_decode", "decode a protocol (UART) from a logic capture"),
 }
 

@@ -9,7 +9,8 @@ Metrics (ids used in every output):
   (TraceX), to the first event recorded by another task ("next context",
   :func:`next_context_times`).
 - ``ctx_switch.preempt.isr_to_task`` — trace only: ``ISR_TO_SCHED`` (an interrupt exits into the
-  scheduler) to the next ``TASK_SWITCH_IN`` — a preemptive switch, where the trace records one.
+  scheduler) to the ``TASK_SWITCH_IN`` it caused on the same core — a preemptive switch, where the
+  trace records one (an exit after which the core idles or the interrupted task runs on is none).
 
 ``n_tasks`` (run.json ``options.CT_NTASKS``) is carried in the summary so a campaign can tabulate
 the switch time per number of tasks.
@@ -29,12 +30,12 @@ from ._metric import (
     Result,
     Series,
     Summary,
-    kernel_interval,
     make_table,
     pair_next,
     site_interval,
     summary_fields,
 )
+from .metrics.sched import caused_switch_in
 from .sites import TRACEX_USER_BASE, Site, is_logic, load_sites, site_events
 from .stats import DropLog, drop_gap_instances
 
@@ -104,12 +105,25 @@ def context_switch_times(
             )
         to_sched = kind == EventKind.ISR_TO_SCHED
         if to_sched.any() and switch_in.any():
-            s, _ = kernel_interval(PREEMPT, ts, to_sched, switch_in, se.gaps, drop_log)
-            series.append(s)
+            series.append(_preemptions(ev, to_sched, se.gaps, drop_log))
     series = [s for s in series if len(s)]
     source = "logic" if is_logic(trace) else "trace"
     summary = ContextSwitchSummary(source=source, n_tasks=n_tasks, **summary_fields(series, drop_log))
     return Result(make_table(series, source), summary)
+
+
+def _preemptions(ev: np.ndarray, to_sched: np.ndarray, gaps: Any, drop_log: DropLog) -> Series:
+    """``ISR_TO_SCHED`` to the switch-in it caused on the same core (:func:`caused_switch_in`);
+    an exit after which the core idles or the interrupted task runs on caused no switch."""
+    rows = np.flatnonzero(to_sched)
+    hit = caused_switch_in(ev, rows)
+    ok = hit >= 0
+    drop_log.add(PREEMPT, "no_end_event", count=int(np.count_nonzero(~ok)))
+    ts = ev["ts"]
+    start, end = ts[rows[ok]].astype(np.int64), ts[hit[ok]].astype(np.int64)
+    keep = drop_gap_instances(PREEMPT, start, end, gaps, drop_log)
+    start, end = start[keep], end[keep]
+    return Series(PREEMPT, "ns", start, end, (end - start).astype(np.float64))
 
 
 def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:

@@ -5,11 +5,12 @@ Metrics:
 - ``isr.to_task.latency`` — site ``isr.enter`` (first instruction of the test ISR) to the next site
   ``isr.task_wake`` (the woken task's first instruction after its wait). Both sources;
   cross-validated.
-- ``isr.to_task.switch_in`` — trace only: kernel ``ISR_ENTER`` of the test IRQ to the next
-  ``TASK_SWITCH_IN``, for entries that exit into the scheduler (``ISR_TO_SCHED``).
+- ``isr.to_task.switch_in`` — trace only: kernel ``ISR_ENTER`` of the test IRQ to the
+  ``TASK_SWITCH_IN`` its exit into the scheduler (``ISR_TO_SCHED``) caused on the same core.
 - ``isr.duration`` — trace only: ``ISR_ENTER`` to the next ``ISR_EXIT``/``ISR_TO_SCHED`` of the test
-  IRQ (``irq``; by default the IRQ that was running when the ``isr.enter`` site fired, else every
-  IRQ).
+  IRQ (``irq``; by default the IRQ that was running when the ``isr.enter`` site fired, or the
+  trace's only IRQ). Without a test IRQ there is none: every interrupt's own duration is a kernel metric
+  (``isr.<name>.duration``, :mod:`analyzers.metrics.kernel`), never all of them pooled.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
-from ._metric import Result, Series, Summary, make_table, pair_next, site_interval, summary_fields
+from ._metric import Result, Series, Summary, make_table, site_interval, summary_fields
+from .metrics.sched import caused_switch_in
 from .sites import Site, is_logic, load_sites, site_by_name, site_events
 from .stats import DropLog, drop_gap_instances
 
@@ -92,9 +94,12 @@ def isr_to_task_latency(
         kind, ts = np.ascontiguousarray(ev["kind"]), ev["ts"].astype(np.int64)
         if irq is None:
             irq = test_irq(trace, sites)
-        enter = kind == EventKind.ISR_ENTER
-        if irq is not None:
-            enter &= ev["ctx_id"] == irq
+        if irq is None:  # a trace with one interrupt only: that is the one
+            ids = np.unique(ev["ctx_id"][kind == EventKind.ISR_ENTER])
+            irq = int(ids[0]) if ids.size == 1 else None
+        # without a test IRQ there is no one ISR to time: per-IRQ durations are kernel metrics
+        # (analyzers.metrics.kernel, isr.<name>.duration), never every interrupt pooled
+        enter = (kind == EventKind.ISR_ENTER) & (ev["ctx_id"] == irq if irq is not None else False)
         exits = (kind == EventKind.ISR_EXIT) | (kind == EventKind.ISR_TO_SCHED)
         if enter.any() and exits.any():
             # every ISR exit, so a nested ISR's exit does not end the outer one: pair each entry
@@ -109,12 +114,12 @@ def isr_to_task_latency(
             sched = kind[hit[found]] == EventKind.ISR_TO_SCHED
             keep = drop_gap_instances(DURATION, st, en, se.gaps, drop_log)
             series.append(Series(DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64)))
-            sw = ts[kind == EventKind.TASK_SWITCH_IN]
-            if sched.any() and sw.size:
-                a2 = st[sched]
-                ia, jb, unmatched = pair_next(a2, sw)
-                drop_log.add(SWITCH_IN, "no_end_event", count=unmatched)
-                s0, s1 = a2[ia], sw[jb]
+            if sched.any():
+                # the switch-in the ISR's exit into the scheduler caused on its core
+                sw = caused_switch_in(ev, hit[found][sched])
+                ok = sw >= 0
+                drop_log.add(SWITCH_IN, "no_end_event", count=int(np.count_nonzero(~ok)))
+                s0, s1 = st[sched][ok], ts[sw[ok]]
                 keep = drop_gap_instances(SWITCH_IN, s0, s1, se.gaps, drop_log)
                 series.append(Series(SWITCH_IN, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64)))
     series = [s for s in series if len(s)]

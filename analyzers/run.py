@@ -25,6 +25,7 @@ ANALYZERS = (
     "analyzers.workload",
     "analyzers.cpu_load",
     "analyzers.calib",
+    "analyzers.metrics.kernel",
 )
 
 

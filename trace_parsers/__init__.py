@@ -16,7 +16,7 @@ from .model import Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severit
 
 __all__ = [
     "open_trace", "detect_format", "FORMATS", "read_systemview", "read_tracex", "read_sigrok",
-    "read_vcd", "read_saleae_csv", "read_saleae_binary", "read_dsview", "Trace", "TraceMeta",
+    "read_vcd", "read_saleae_csv", "read_saleae_binary", "read_dsview", "read_ctf", "Trace", "TraceMeta",
     "EventKind", "CtxType", "Severity", "Task", "Isr", "Marker", "Channel", "Diagnostic",
     "TraceError", "TraceFormatError", "TraceCorruptError", "AnalysisError",
 ]
@@ -35,6 +35,7 @@ FORMATS: tuple[tuple[str, str, str, str], ...] = (
     ("systemview", "trace_parsers.systemview", "sniff", "read_systemview"),
     ("vcd", "trace_parsers.vcd", "sniff", "read_vcd"),
     ("saleae_csv", "trace_parsers.saleae", "sniff_csv", "read_saleae_csv"),
+    ("ctf", "trace_parsers.ctf", "sniff", "read_ctf"),  # folder, metadata file, or stream beside one
 )
 
 _LAZY = {reader: module for _, module, _, reader in FORMATS}
@@ -42,12 +43,19 @@ _LAZY = {reader: module for _, module, _, reader in FORMATS}
 #: formats whose files are zip archives (sigrok session, DSView); only sniffed for zip content
 _ZIP_FORMATS = frozenset({"sigrok", "dsl"})
 
+#: formats that can be a folder (asked with ``head=b""`` when ``path`` is a directory)
+_DIR_FORMATS = frozenset({"ctf"})
+
 SNIFF_BYTES = 4096
 
 
 def detect_format(path: str | Path) -> str:
     """Name of the format whose reader accepts ``path``'s content; raises TraceFormatError."""
     p = Path(path)
+    if p.is_dir():
+        for name, module, sniffer, _ in FORMATS:
+            if name in _DIR_FORMATS and getattr(importlib.import_module(module), sniffer)(b"", p):
+                return name
     try:
         with open(p, "rb") as f:
             head = f.read(SNIFF_BYTES)
@@ -67,7 +75,7 @@ def detect_format(path: str | Path) -> str:
             return name
     raise TraceFormatError(
         f"no reader recognises this content (first bytes {head[:16].hex(' ')}); expected "
-        "SystemView, TraceX, sigrok .sr, DSView .dsl, VCD or a Saleae export",
+        "SystemView, TraceX, sigrok .sr, DSView .dsl, VCD, a Saleae export or CTF",
         code="FMT_UNKNOWN", path=str(p), offset=0)
 
 

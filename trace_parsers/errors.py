@@ -77,6 +77,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     # analysis
     "AN_PRECONDITION": (Severity.ERROR, "the trace lacks what the analysis needs"),
     "AN_HASH_MISMATCH": (Severity.ERROR, "a recording differs from the SHA-256 its run.json declares"),
+    "INTERNAL": (Severity.ERROR, "an unexpected error inside crosstrace (a bug); the message names the file"),
 }
 
 

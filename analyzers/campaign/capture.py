@@ -10,6 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Any, TypedDict
 
+from trace_parsers.errors import AnalysisError, TraceError
+
 from .identity import _identity, _json_default, _sha256, code_hash, input_hash
 from .plan import BOARD_CPU_HZ, capture_sources, plan_capture
 
@@ -214,20 +216,35 @@ def analyze_capture(
         result["input_hash"] = ihash
         _add_plan_notes(result, plan, missing)
     except Exception as e:  # a bad capture never stops the batch
-        code = getattr(e, "code", type(e).__name__)
-        result = {
-            "capture": capture_id,
-            "folder": str(folder),
-            "status": "failed",
-            "error": str(e),
-            "code": code,
-            "traceback": traceback.format_exc(limit=6),
-        }
+        result = _failure(capture_id, folder, dest, e)
     result["cached"] = False
     result["seconds"] = time.perf_counter() - t0
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "result.json").write_text(json.dumps(result, indent=1, default=_json_default))
     return result
+
+
+def _failure(capture_id: str, folder: Path, dest: Path, e: Exception) -> dict[str, Any]:
+    """The result of a capture that could not be analyzed. crosstrace's own errors keep their code
+    (their message names the file and offset); anything else is a bug, reported as ``INTERNAL``
+    with the recording it happened on. Decoded events files already written are said to be kept."""
+    code = getattr(e, "code", None)
+    error = str(e)
+    if not isinstance(code, str):
+        code = "INTERNAL"
+        error = f"{type(e).__name__}: {e} (a crosstrace bug: please report it with the recording)"
+    kept = sorted(p.name for p in dest.glob("events-*.ctev.parquet")) if dest.is_dir() else []
+    return {
+        "capture": capture_id,
+        "folder": str(folder),
+        "status": "failed",
+        "error": error,
+        "code": code,
+        "traceback": traceback.format_exc(limit=6),
+        "notes": [f"decoded events kept in {dest} (valid, reused by the next run): {', '.join(kept)}"]
+        if kept
+        else [],
+    }
 
 
 def _drop_missing_logic(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -331,7 +348,16 @@ def _analyze_source(
 
     from ..run import run_analyzers
 
-    events = _decoded(src, dest, ctx["on_corrupt"], ctx["reuse"])
+    try:
+        events = _decoded(src, dest, ctx["on_corrupt"], ctx["reuse"])
+    except (TraceError, AnalysisError):
+        raise
+    except Exception as e:  # not ours: a bug; say which recording it happened on
+        raise AnalysisError(
+            f"{src['file']}: {type(e).__name__} while decoding: {e} (a crosstrace bug: please report it "
+            "with this recording)",
+            code="INTERNAL",
+        ) from e
     if kind == "trace":
         _identity_from_trace(ctx["ident"], events)
     res = run_analyzers(events, ctx["sites"], ctx["options"])

@@ -237,6 +237,7 @@ _PRELOAD = [
     "analyzers.console",
     "analyzers.run",
     "analyzers.calib",
+    "analyzers.metrics.kernel",
     "analyzers.context_switch",
     "analyzers.cpu_load",
     "analyzers.isr_latency",

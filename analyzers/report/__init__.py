@@ -17,6 +17,7 @@ from typing import Any
 from . import figures as F
 from . import html as H
 from . import select as S
+from .own import own_recordings
 
 __all__ = ["cmd_report", "html_table", "render", "setup_cli"]
 html_table = H.html_table
@@ -39,6 +40,15 @@ def _optional_table(d: dict[str, Any], out_dir: Path, name: str) -> Any:
     return pd.DataFrame()
 
 
+def _windows(out_dir: Path, camp: Any, xv: Any) -> Any:
+    """Failing comparisons, then outlying instances, each with the window to export."""
+    import pandas as pd
+
+    bad = xv[xv["verdict"].isin(["FAIL", "INCOMPLETE"])] if not xv.empty and "verdict" in xv else None
+    frames = [f for f in (S.failure_windows(out_dir, bad), S.outliers(out_dir, camp)) if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     """The report for the campaign written by ``crosstrace analyze`` into ``out_dir``."""
     from ..campaign.tables import load_campaign
@@ -50,7 +60,7 @@ def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     camp, xv, comp = d["campaign"], d["crossval"], d["comparison"]
     info = S.capture_info(out_dir, caps)
     ag = S.agreement(xv, info)
-    own = S.own_recordings(camp, xv, info)
+    own = own_recordings(out_dir, camp, info)
     F.set_colours([str(r) for r in camp["rtos"].dropna().unique()] if not camp.empty else [])
     folders = {str(c.get("capture")): str(c.get("folder") or c.get("capture")) for c in caps}
     parts = [
@@ -61,7 +71,7 @@ def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
         H.section_kernel_vs_pin(_optional_table(d, out_dir, "kernel_vs_pin")),
         H.section_ntasks(camp, caps),
         H.section_comparison(comp, d.get("overhead")),
-        H.section_distributions(S.series(out_dir, camp), S.outliers(out_dir, camp), folders),
+        H.section_distributions(S.series(out_dir, camp), _windows(out_dir, camp, xv), folders),
         H.section_tests(camp),
         H.section_alignment(d.get("alignment")),
         H.section_exclusions(camp, caps),

@@ -132,8 +132,8 @@ def comparison_chart(bars: Sequence[Bar], title: str) -> str:
     a multiple of the fastest written beside it (the style of published RTOS comparisons)."""
     if not bars:
         return ""
-    rh, top, left, right = 26, 22, 74, 168
-    w = 470
+    rh, top, left, right = 26, 22, 74, 200
+    w = 500
     h = top + rh * len(bars) + 26
     hi = max(max(b.mean, b.max if math.isfinite(b.max) else b.mean) for b in bars) / 1e3 * 1.05 or 1.0
     sx = lambda v: left + v / hi * (w - left - right)  # noqa: E731

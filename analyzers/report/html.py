@@ -194,7 +194,8 @@ def agreement_summary(ag: S.Agreement, caps: list[dict[str, Any]]) -> str:
                        f"calibrated Δ {_pct(r.get('rel_diff_pct'))}</li>")
         if len(ag.failures) > 12:
             out.append(f"<li>… {len(ag.failures) - 12} more in the agreement table</li>")
-        out.append("</ul>")
+        out.append("</ul><p class='muted'><a href='#windows'>The time window of each failure</a>, "
+                   "to open in Perfetto with <code>crosstrace export</code>.</p>")
     if ag.controls:
         out.append("<p><b>Negative controls</b> (a fault injected on purpose; they must fail):</p><ul>")
         for x in ag.controls:
@@ -223,7 +224,7 @@ def _pct(v: Any) -> str:
 XV_COLS = ["capture", "profile", "metric", "verdict", "n_pairs", "unmatched_trace", "unmatched_logic",
            "first_unmatched_trace_ns", "first_unmatched_logic_ns", "trace_mean", "logic_mean",
            "raw_rel_diff_pct", "rel_diff_pct", "calibration_ns", "calibration_source",
-           "inst_abs_rel_pct_p99", "inst_abs_rel_pct_max", "within_tol_pct", "quantum_pct"]
+           "inst_abs_rel_pct_p99", "inst_abs_rel_pct_max", "within_tol_pct", "quantum_pct", "reason"]
 XV_HEADERS = {
     "trace_mean": "trace mean [ns]", "logic_mean": "pins mean [ns]", "rel_diff_pct": "Δ calibrated %",
     "raw_rel_diff_pct": "Δ raw %", "calibration_ns": "calibration [ns]",
@@ -244,7 +245,7 @@ def section_agreement(xv: Any, counts: Any) -> str:
         return "\n".join(parts + ["<p class='muted'>No capture has both a trace and a logic capture.</p>"])
     order = {"FAIL": 0, "INCOMPLETE": 1, "UNRESOLVED": 2, "NO_PAIRS": 3, "PASS": 4}
     df = xv.assign(_o=xv["verdict"].map(order).fillna(5)).sort_values(["_o", "capture", "metric", "profile"])
-    body = html_table(df, XV_COLS, left=("capture", "profile", "metric", "calibration_source"),
+    body = html_table(df, XV_COLS, left=("capture", "profile", "metric", "calibration_source", "reason"),
                       verdict_col="verdict", headers=XV_HEADERS, search=True)
     parts.append(_details(f"{len(xv)} comparisons (failures first)", body))
     if counts is not None and not counts.empty:
@@ -257,11 +258,15 @@ def section_agreement(xv: Any, counts: Any) -> str:
 def section_kernel_vs_pin(kvp: Any) -> str:
     if kvp is None or kvp.empty:
         return ""
-    cols = ["rtos", "capture", "kernel_event", "event", "site", "n", "mean_ns", "std_ns", "min_ns", "max_ns"]
+    cols = ["rtos", "capture", "profile", "kernel_event", "event", "site", "n", "mean_ns", "std_ns", "min_ns",
+            "max_ns"]
+    kvp = kvp.sort_values([c for c in ("kernel_event", "rtos", "capture", "profile") if c in kvp.columns])
     return ("<h2 id='kernel-vs-pin'>How late the RTOS stamps its own events</h2><p class='muted'>The "
             "RTOS's own ISR-enter / switch-in event relative to the pin of the same site (positive: the "
             "kernel event is stamped later).</p>"
-            + html_table(kvp, cols, left=("rtos", "capture", "kernel_event", "event", "site"), search=True))
+            + _details(f"{len(kvp)} rows", html_table(
+                kvp, cols, left=("rtos", "capture", "profile", "kernel_event", "event", "site"),
+                search=True)))
 
 
 def section_tests(camp: Any) -> str:
@@ -329,71 +334,45 @@ def section_distributions(series: dict[str, list[F.Series]], out_rows: Any, fold
                  "else the pins): histogram, box plot (points: outliers) and every instance against time. "
                  "Hover a point for its instance, timestamp and the window to export.</p>")
     win = lambda s, i: S.window_for(int(s.times[i]), int(s.times[i] + s.values[i]))  # noqa: E731
-    for k, (metric, ser) in enumerate(series.items()):
+    headline = set(S.HEADLINE.values())
+    for metric, ser in series.items():
         figs = [F.histogram(ser), F.box_plot(ser, window=win), F.scatter(ser, window=win)]
         body = "<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figs if f) + "</div>"
         parts.append(_details(f"<code>{esc(metric)}</code> ({', '.join(esc(s.label) for s in ser)})",
-                              body, open_=k < 2))
+                              body, open_=metric in headline and len(ser) > 1))
     if out_rows is not None and not out_rows.empty:
         df = out_rows.assign(export=[
             f"crosstrace export {folders.get(c, c)} --perfetto {c.replace('/', '_')}.pftrace --window {w}"
             for c, w in zip(out_rows["capture"], out_rows["window"])])
-        parts.append(_details(f"Outlying instances ({len(df)}) and the window to open in Perfetto",
-                              html_table(df, ["capture", "metric", "source", "instance", "value_ns",
+        parts.append("<div id='windows'></div>")
+        parts.append(_details(f"Failing and outlying instances ({len(df)}): the window to open in Perfetto",
+                              html_table(df, ["capture", "metric", "why", "source", "instance", "value_ns",
                                               "median_ns", "window", "export"],
-                                         left=("capture", "metric", "source", "window", "export"),
-                                         search=True)))
+                                         left=("capture", "metric", "why", "source", "window", "export"),
+                                         search=True), open_=bool((df["why"] != "outlier").any())))
     return "\n".join(parts)
 
 
 def section_own(out_dir: Path, camp: Any, own: list[str]) -> str:
-    """Recordings of the user's own firmware (no sites, no pins): per-task and per-ISR statistics
-    from the kernel events, CPU load per context, and the distributions of the kernel metrics."""
+    """Recordings of the user's own firmware (no sites, no pins): per-task and per-ISR timing from
+    the kernel events, CPU load over time per core, and the metrics the analyzers wrote."""
     if not own:
         return ""
     from ..campaign.tables import iter_instances
+    from .own import page
 
-    parts = ["<h2 id='own'>Your recordings</h2><p class='muted'>Recordings without test sites: timing "
-             "from the RTOS's own events (per task, per ISR, per core).</p>"]
+    parts = ["<h2 id='own'>Your recordings</h2><p class='muted'>Recordings without test sites or pins: "
+             "timing from the RTOS's own events, per task, per ISR and per core.</p>"]
     inst = {cid: df for cid, df in iter_instances(out_dir) if cid in own}
     for cid in own:
         g = camp[camp["capture"] == cid]
-        body = []
-        load = g[g["metric"].str.startswith("cpu.load.") & (g["unit"] == "pct")]
-        if not load.empty:
-            items = [(m.removeprefix("cpu.load."), float(v)) for m, v in zip(load["metric"], load["mean"])]
-            body.append(F.percent_bars(sorted(items, key=lambda kv: -kv[1]), "CPU load per context [%]"))
-        df = inst.get(cid)
-        if df is not None and not df.empty:
-            body.append(_own_timeline(df))
-            ns = df[(df["unit"] == "ns") & ~df["metric"].str.startswith("cpu.")]
-            ser = [F.Series(str(m), d["value"].to_numpy(float), d["start_ts"].to_numpy(float),
-                            d["instance"].to_numpy("int64"), capture=cid) for m, d in ns.groupby("metric")]
-            ser = [s for s in ser if s.values.size > 1][:8]
-            if ser:
-                body.append("<div class='figs'>" + "".join(
-                    f"<div>{f}</div>" for f in (F.box_plot(ser), F.scatter(ser)) if f) + "</div>")
-        stats = g[~g["metric"].str.startswith("cpu.load.")]
+        body = page(out_dir, cid, g, inst.get(cid), html_table)
+        stats = g[g["kind"] != "scalar"].sort_values("metric")
         if not stats.empty:
-            body.append(html_table(stats.sort_values("metric"), ["metric", "source", "unit", *STAT_COLS],
+            body.append(html_table(stats, ["metric", "source", "unit", *STAT_COLS],
                                    left=("metric", "source", "unit"), search=True))
-        if not _has_kernel_metrics(g):
-            body.append("<p class='muted'>Per-task and per-ISR timing needs the kernel metrics "
-                        "(<code>analyzers.metrics.kernel</code>), not in this analyzer version.</p>")
         parts.append(_details(f"{esc(cid)}", "".join(b for b in body if b), open_=True))
     return "\n".join(parts)
-
-
-def _has_kernel_metrics(g: Any) -> bool:
-    return bool(g["metric"].str.startswith(("kernel.", "task.")).any())
-
-
-def _own_timeline(df: Any) -> str:
-    """CPU load over time per core, when the analyzer wrote it as windowed percent instances."""
-    load = df[(df["unit"] == "pct") & df["metric"].str.contains("load")]
-    lines = [(str(m), d["start_ts"].to_numpy(float), d["value"].to_numpy(float))
-             for m, d in load.groupby("metric") if len(d) > 1]
-    return F.line_chart(lines, "%", "CPU load over time") if lines else ""
 
 
 def section_alignment(al: Any) -> str:

@@ -188,7 +188,7 @@ def tests(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> list[Test]:
                 max=float(c["max"].max()) if not c.empty else float("nan"),
             ))
         out.append(Test(str(app), str(variant), metric, src, prof, bars))
-    return out
+    return sorted(out, key=lambda t: len(t.bars) < 2)  # comparisons first, single-RTOS tests after
 
 
 def _natural(s: str) -> tuple[Any, ...]:
@@ -284,7 +284,7 @@ def outliers(out_dir: Path, camp: Any, per_metric: int = 3) -> Any:
             for r in top.itertuples():
                 rows.append({"capture": cid, "metric": metric, "source": src, "instance": int(r.instance),
                              "value_ns": float(r.value), "median_ns": float(np.median(v)),
-                             "window": window_for(int(r.start_ts), int(r.end_ts))})
+                             "window": window_for(int(r.start_ts), int(r.end_ts)), "why": "outlier"})
     return pd.DataFrame(rows)
 
 
@@ -295,16 +295,34 @@ def window_for(start_ns: int, end_ns: int) -> str:
     return f"{max(start_ns - pad, 0)}:{end_ns + pad}"
 
 
-def own_recordings(camp: Any, xv: Any, info: dict[str, dict[str, Any]]) -> list[str]:
-    """Captures that are recordings of the user's own firmware: a trace, no pins and no site
-    metric (only kernel-event metrics: ``cpu.``, ``kernel.``, ``task.``, ``isr.`` without sites)."""
-    if camp is None or camp.empty:
-        return []
+def failure_windows(out_dir: Path, rows: Any) -> Any:
+    """The window to export for each FAIL / INCOMPLETE comparison: around the first unmatched
+    occurrence, else around the paired instance with the largest |Δ| (trace clock, ns)."""
+    import pandas as pd
+
     out = []
-    for cid, g in camp.groupby("capture"):
-        srcs = (info.get(str(cid), {}).get("sources") or {})
-        if any(k.startswith("logic") for k in srcs) or (g["source"] == "logic").any():
-            continue
-        if g["metric"].str.startswith(("cpu.", "kernel.", "task.", "isr.")).all():
-            out.append(str(cid))
-    return out
+    if rows is None or rows.empty:
+        return pd.DataFrame()
+    for r in rows.to_dict("records"):
+        cap_dir = Path(out_dir) / "captures" / str(r["capture"])
+        why, win, inst, val = str(r.get("verdict")), None, -1, float("nan")
+        first = r.get("first_unmatched_trace_ns")
+        if first is not None and np.isfinite(float(first)):
+            win, why = window_for(int(first), int(first)), f"{why}: first unmatched trace occurrence"
+        elif (cap_dir / "pairs.parquet").is_file() and (cap_dir / "instances.parquet").is_file():
+            pairs = pd.read_parquet(cap_dir / "pairs.parquet")
+            pairs = pairs[(pairs["metric"] == r["metric"]) & (pairs["profile"] == r.get("profile", ""))]
+            if not pairs.empty:
+                worst = pairs.loc[pairs["rel_diff_pct"].abs().idxmax()]
+                ins = pd.read_parquet(cap_dir / "instances.parquet")
+                hit = ins[(ins["metric"] == r["metric"]) & (ins["source"] == "trace")
+                          & (ins["start_idx"] == worst["trace_start_idx"])]
+                if not hit.empty:
+                    h = hit.iloc[0]
+                    win = window_for(int(h.start_ts), int(h.end_ts))
+                    inst, val = int(h.instance), float(h.value)
+                    why = f"{why}: largest |Δ| {float(worst['rel_diff_pct']):+.2f} %"
+        if win is not None:
+            out.append({"capture": r["capture"], "metric": r["metric"], "source": "trace", "instance": inst,
+                        "value_ns": val, "median_ns": float("nan"), "window": win, "why": why})
+    return pd.DataFrame(out)

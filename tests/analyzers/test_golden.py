@@ -2,7 +2,8 @@
 
 Every reference capture (a folder with run.json under captures/, not ``*.failed``) is analyzed;
 its metric statistics must equal ``tests/golden/<capture-id>/metrics.json`` (QEMU runs are
-deterministic), and its trace-versus-capture agreement must never FAIL. Regenerate the golden
+deterministic), including the raw trace-versus-pin differences and the calibration used, and its
+agreement must PASS — except for negative controls, which must fail exactly as built. Regenerate the golden
 files with ``make golden`` (``UPDATE_GOLDEN=1``) and review the diff.
 """
 
@@ -65,14 +66,10 @@ def golden_view(result: dict) -> dict:
     for r in result["metrics"]:
         key = f"{r['metric']}|{r['source']}|{r['profile']}"
         metrics[key] = {k: r[k] for k in STATS if k in r} | {"unit": r["unit"]}
-    xval = {
-        f"{r['metric']}|{r['profile']}": {
-            "verdict": r["verdict"],
-            "n_pairs": r["n_pairs"],
-            "rel_diff_pct": r["rel_diff_pct"],
-        }
-        for r in result["crossval"]
-    }
+    keys = ("verdict", "n_pairs", "unmatched_trace", "unmatched_logic", "raw_diff_ns", "raw_rel_diff_pct")
+    keys += ("rel_diff_pct", "calibration_ns", "calibration_source")
+    xval = {f"{r['metric']}|{r['profile']}": {k: r[k] for k in keys} for r in result["crossval"]}
+    xval["capture"] = {"verdict": result["verdict"]}
     align = {
         f"{r['site']}|{r['profile']}": {k: r[k] for k in ("n_trace", "n_logic", "n_matched")}
         for r in result["alignment"]
@@ -130,12 +127,21 @@ def test_golden_metrics(cid, analyzed):
 def test_cross_validation_never_fails_on_reference_captures(cid, analyzed):
     res = analyzed(cid)
     assert res["status"] == "ok", res.get("error")
-    bad = [r for r in res["crossval"] if r["verdict"] == "FAIL"] + [
+    run = json.loads((dict(REFS)[cid] / "run.json").read_text())
+    if run.get("expect"):  # a negative control: it must fail as built, with the injected amount
+        assert res["expectation"]["met"], res["expectation"]
+        assert res["verdict"] == run["expect"]["verdict"]
+        return
+    bad = [r for r in res["crossval"] if r["verdict"] in ("FAIL", "INCOMPLETE")] + [
         r for r in res["crossval_counts"] if r["verdict"] == "FAIL"
     ]
-    assert not bad, bad
-    run = json.loads((dict(REFS)[cid] / "run.json").read_text())
-    if run.get("trace") and run.get("logic"):
+    assert not bad and not res["problems"], (bad, res["problems"])
+    assert res["verdict"] in ("PASS", "N/A"), res["verdict"]
+    if (run.get("time_scale") or {}).get("ns_per_insn", 1) >= 8:
+        # at board speed every cross-validated metric of the four tests is resolved at 100 MS/s
+        la100 = [r for r in res["crossval"] if r["profile"] == "la100"]
+        assert all(r["verdict"] == "PASS" for r in la100), la100
+    if run.get("trace") and run.get("logic") and any(e["profile"]["name"] == "ideal" for e in run["logic"]):
         # the ideal analyzer (1 GHz, no drift) must resolve and pass every shared metric
         ideal = [r for r in res["crossval"] if r["profile"] == "ideal"]
         assert ideal and all(r["verdict"] == "PASS" for r in ideal), ideal

@@ -92,7 +92,7 @@ def test_alignment_recovers_any_offset_and_drift(ppm, offset, seed, rate):
     sign=st.sampled_from([-1.0, 1.0]),
     n=st.integers(1, 400),
 )
-def test_verdict_flips_where_the_difference_crosses_two_percent_plus_one_quantum(logic, quantum, share, sign, n):
+def test_verdict_flips_at_two_percent_plus_one_quantum(logic, quantum, share, sign, n):
     """A constant difference FAILs exactly when it exceeds 2 % of the value plus one quantum."""
     from analyzers.crossval import judge
 

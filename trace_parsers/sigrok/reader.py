@@ -254,10 +254,18 @@ def _logic_members(z: ZipArchive, capturefile: str, diags: list[Diagnostic]) -> 
     if capturefile in z.members:
         return [capturefile]
     nums = set()
+    odd = []
     for name in z.members:
         m = _CHUNK_RE.match(name)
         if m and m.group("base") == capturefile:
             nums.add(int(m.group("n")))
+        elif name.startswith(capturefile + "-"):
+            odd.append(name)
+    if odd:
+        diags.append(diagnostic("SR_TRUNCATED_CHUNK", z.members[odd[0]].header_offset,
+                                f"{len(odd)} entr{'y' if len(odd) == 1 else 'ies'} named like a logic "
+                                f"chunk without a chunk number 1..999999999 ignored: {odd[0][:40]!r}",
+                                count=len(odd), severity=Severity.NOTICE))
     out = []
     n = 1
     while n in nums:

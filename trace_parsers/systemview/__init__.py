@@ -112,7 +112,7 @@ def _check_stop(r: Any, end: int, has_header: bool, name: str, diags: list[Diagn
     have one and a cut on a packet boundary cannot be told from their normal end: no diagnostic.
     Streams that end inside a packet, in zero padding or after damage have their own diagnostic.
     """
-    if not has_header or not len(r) or int(r.id[-1]) == EvtId.TRACE_STOP:
+    if not has_header or (len(r) and int(r.id[-1]) == EvtId.TRACE_STOP):
         return
     if any(d[0] in ("TRUNCATED", "TRAILING_PADDING", "SV_RESYNC", "CORRUPT_REGION") for d in r.diags):
         return

@@ -253,12 +253,17 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
                 on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
     diags: list[Diagnostic] = list(diagnostics or [])
     infos: list[StreamInfo] = []
-    for r, name in zip(streams, names):
+    for si, (r, name) in enumerate(zip(streams, names)):
         for code, off, count, fatal, detail in r.diags:
             foff = r.start + int(off)
-            if code == "SV_BAD_MAGIC":
+            if code == "SV_BAD_MAGIC" and si == 0:
                 raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
                                        offset=r.start)
+            if code == "SV_BAD_MAGIC":  # a later core's stream (3.60 multi-core) cut or damaged
+                handle_corrupt(TraceCorruptError(f"{detail} in stream {name}: that core is lost, the "
+                                                 "cores before it are kept", code="CORRUPT_REGION",
+                                                 path=path, offset=r.start), on_corrupt, diags)  # type: ignore[arg-type]
+                continue
             if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
                 handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
                                                  offset=foff), on_corrupt, diags)  # type: ignore[arg-type]

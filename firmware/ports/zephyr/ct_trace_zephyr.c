@@ -65,9 +65,12 @@ void __wrap_SEGGER_SYSVIEW_Conf(void)
     SEGGER_SYSVIEW_SetRAMBase(CT_SV_RAM_BASE);
 }
 
+/* After ct_board_init() (the timestamp counter runs from there on: an earlier start would see it jump
+ * back to 0) and before app_init() (task creation is recorded). */
 void ct_zephyr_trace_start(void)
 {
     sv_file_open = (ct_board_trace_open(CT_SV_FILE) == 0);
+    SEGGER_SYSVIEW_Start();
 #define CT_SV_NAME_SITE(sid, cname, dotted, pin) SEGGER_SYSVIEW_NameMarker(sid, dotted);
     CT_SITE_TABLE(CT_SV_NAME_SITE)
 #undef CT_SV_NAME_SITE

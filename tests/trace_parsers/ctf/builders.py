@@ -87,6 +87,7 @@ def features_packet(events: list[tuple]) -> bytes:
         if ev[0] == "mixed":
             _, ts, small, mid, vals, msg, x, e, a, b = ev
             _features_event(w, 1, ts, -7, compact=True)
+            w.align(64)  # the fields struct aligns as its most aligned member (the double)
             w.int(small, 3).int(mid, 13).int(len(vals), 8, align=8)
             for v in vals:
                 w.int(v, 16, align=8)

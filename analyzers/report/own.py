@@ -1,0 +1,138 @@
+"""The page of a recording of the user's own firmware (no test sites, no pins).
+
+Per task and per ISR, from the RTOS's own events (the decoded trace the campaign kept): how often
+it ran, for how long (mean, p99, max), its share of the CPU, and the CPU load over time per core.
+Metrics the analyzers wrote for the capture (kernel metrics when that analyzer exists, CPU load,
+kernel-event latencies) follow as a table and as distributions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import figures as F
+
+BINS = 60  #: CPU-load-over-time windows per recording
+
+
+def _is_idle(name: str) -> bool:
+    try:
+        from ..cpu_load import is_idle_name
+    except ImportError:  # moved with the metrics package
+        try:
+            from ..metrics.cpu_load import is_idle_name  # type: ignore[no-redef]
+        except ImportError:
+            n = name.strip().lower().rstrip("0123456789")
+            return n in ("idle", "tx_idle")
+    return bool(is_idle_name(name))
+
+
+def own_recordings(out_dir: Path, camp: Any, info: dict[str, dict[str, Any]]) -> list[str]:
+    """Captures without pins whose instances come from kernel events only (no test site)."""
+    from ..campaign.tables import iter_instances
+
+    if camp is None or camp.empty:
+        return []
+    with_logic = {cid for cid, e in info.items()
+                  if any(k.startswith("logic") for k in (e.get("sources") or {}))}
+    with_logic |= set(camp.loc[camp["source"] == "logic", "capture"])
+    site_based = set()
+    for cid, df in iter_instances(out_dir):
+        if "start_site" in df.columns and (df["start_site"].fillna("") != "").any():
+            site_based.add(cid)
+    return sorted(set(camp["capture"]) - with_logic - site_based)
+
+
+def _trace(out_dir: Path, cid: str) -> Any:
+    from .._io import SUFFIX, load_trace
+
+    files = sorted((Path(out_dir) / "captures" / cid).glob(f"events-trace*{SUFFIX}"))
+    return load_trace(files[0]) if files else None
+
+
+def _union(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def load_over_time(intervals: list[Any], t0: int, t1: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Per core: busy share (%) in ``BINS`` windows; busy = a non-idle task running or an ISR."""
+    edges = np.linspace(t0, t1, BINS + 1)
+    per: dict[int, list[tuple[int, int]]] = {}
+    for iv in intervals:
+        kind, _, label = iv.track.partition(":")
+        if (kind == "task" and iv.name == "running" and not _is_idle(label)) or kind == "isr":
+            per.setdefault(iv.core, []).append((iv.start, iv.end))
+    out = []
+    for core, ivs in sorted(per.items()):
+        busy = np.zeros(BINS)
+        for s, e in _union(ivs):
+            lo = np.clip(np.searchsorted(edges, s, "right") - 1, 0, BINS - 1)
+            hi = np.clip(np.searchsorted(edges, e, "right") - 1, 0, BINS - 1)
+            for b in range(int(lo), int(hi) + 1):
+                busy[b] += max(0.0, min(e, edges[b + 1]) - max(s, edges[b]))
+        out.append((f"core {core}", (edges[:-1] + edges[1:]) / 2, 100.0 * busy / np.diff(edges)))
+    return out
+
+
+def context_table(intervals: list[Any], window_ns: int) -> Any:
+    """One row per (core, task or ISR): activations, time per activation (µs) and CPU share."""
+    import pandas as pd
+
+    groups: dict[tuple[int, str, str], list[int]] = {}
+    for iv in intervals:
+        kind, _, label = iv.track.partition(":")
+        if (kind == "task" and iv.name == "running") or kind == "isr":
+            groups.setdefault((iv.core, kind, label), []).append(iv.end - iv.start)
+    rows = []
+    for (core, kind, label), d in sorted(groups.items()):
+        a = np.asarray(d, float)
+        rows.append({
+            "core": core, "kind": "ISR" if kind == "isr" else "task", "name": label, "n": a.size,
+            "mean_us": a.mean() / 1e3, "p99_us": np.percentile(a, 99) / 1e3, "max_us": a.max() / 1e3,
+            "total_ms": a.sum() / 1e6, "cpu_pct": 100.0 * a.sum() / window_ns if window_ns else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[str]:
+    """The body parts of one recording's page (``table`` renders a DataFrame)."""
+    from ..export.timeline import kernel_intervals
+
+    body: list[str] = []
+    tr = _trace(out_dir, cid)
+    if tr is not None and len(tr):
+        ivs, _, _, _ = kernel_intervals(tr)
+        t0, t1 = int(tr.events["ts"][0]), int(tr.events["ts"][-1])
+        charts = [F.line_chart(load_over_time(ivs, t0, t1), "%", "CPU load over time per core (busy %)")]
+        ctx = context_table(ivs, t1 - t0)
+        if not ctx.empty:
+            top = ctx.sort_values("cpu_pct", ascending=False).head(16)
+            charts.append(F.percent_bars([(f"core {r.core} {r.kind} {r.name}", float(r.cpu_pct))
+                                          for r in top.itertuples()], "CPU share per task and ISR [%]"))
+        body.append("<div class='figs'>" + "".join(f"<div>{c}</div>" for c in charts if c) + "</div>")
+        if not ctx.empty:
+            body.append("<h3>Per task and per ISR</h3>" + table(ctx, list(ctx.columns),
+                                                              left=("kind", "name")))
+    else:
+        body.append("<p class='muted'>The decoded events were not kept: per-task timing unavailable.</p>")
+    if instances is not None and not instances.empty:
+        ns = instances[(instances["unit"] == "ns") & ~instances["metric"].str.startswith("cpu.")]
+        ser = [F.Series(str(m), d["value"].to_numpy(float), d["start_ts"].to_numpy(float),
+                        d["instance"].to_numpy("int64"), capture=cid) for m, d in ns.groupby("metric")]
+        ser = [s for s in ser if s.values.size > 1][:8]
+        if ser:
+            body.append("<div class='figs'>" + "".join(
+                f"<div>{f}</div>" for f in (F.box_plot(ser), F.scatter(ser)) if f) + "</div>")
+    if not g["metric"].str.startswith(("kernel.", "task.")).any():
+        body.append("<p class='muted'>Kernel metrics (<code>analyzers.metrics.kernel</code>) were not "
+                    "part of this analysis; the table above is rebuilt from the kernel events.</p>")
+    return body
