@@ -71,8 +71,8 @@ notebooks: $(VENV)/.installed
 bench: build
 	$(PY) -m bench
 
-.PHONY: ci ## what .ci/run calls: setup, lint, docs check, tests, firmware that needs no third-party code
-ci: setup lint docs-check test-all fw-ci
+.PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci), all tests (firmware included)
+ci: setup lint docs-check fw-ci test-all fuzz-ci
 
 .PHONY: clean ## remove build outputs
 clean:
@@ -81,3 +81,4 @@ clean:
 # ---- firmware, virtual lab and captures (firmware/README.md, captures/README.md) -------------------
 -include firmware/firmware.mk
 -include firmware/tools/vla/vla.mk
+-include tools/fuzz/fuzz.mk

@@ -282,6 +282,11 @@ def cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+#: top-level module of an optional dependency -> the pyproject extra that installs it
+OPTIONAL_EXTRAS = {"distributed": "dask", "dask": "dask", "polars": "frames", "perfetto": "perfetto",
+                   "google": "perfetto", "matplotlib": "analysis"}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
@@ -290,7 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except ModuleNotFoundError as e:  # an optional part without its extra: one line, not a traceback
+        extra = OPTIONAL_EXTRAS.get((e.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"crosstrace: this needs {e.name!r}: pip install 'crosstrace[{extra}]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

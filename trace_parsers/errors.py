@@ -77,6 +77,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     # analysis
     "AN_PRECONDITION": (Severity.ERROR, "the trace lacks what the analysis needs"),
     "AN_HASH_MISMATCH": (Severity.ERROR, "a recording differs from the SHA-256 its run.json declares"),
+    "AN_BAD_RUN_JSON": (Severity.ERROR, "a capture folder's run.json is not a valid JSON object"),
+    "AN_NO_RECORDING": (Severity.ERROR, "a capture folder holds no trace and no logic capture"),
     "INTERNAL": (Severity.ERROR, "an unexpected error inside crosstrace (a bug); the message names the file"),
 }
 

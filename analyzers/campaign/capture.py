@@ -167,7 +167,7 @@ def cached_result(
         plan = plan_capture(Path(folder), tick_hz=tick_hz)
         ihash = input_hash(Path(folder), plan)
         prev = json.loads((Path(out_dir) / "captures" / capture_id / "result.json").read_text())
-    except (OSError, ValueError):
+    except Exception:  # unreadable or unplannable: the analysis reports why
         return None
     if not isinstance(prev, dict) or prev.get("input_hash") != ihash or prev.get("status") != "ok":
         return None
@@ -501,7 +501,7 @@ def _analyze(
     from ..sites import load_sites
 
     run = plan["run"]
-    missing = verify_hashes(folder, run)
+    missing = verify_hashes(folder, run, _sha256)
     options = dict(run.get("options") or {})
     ident = _identity(folder, capture_id, run)
     dest.mkdir(parents=True, exist_ok=True)
@@ -509,7 +509,7 @@ def _analyze(
     if plan["uart"]:
         options["_uart_reference"] = Path(plan["uart"]).read_text(encoding="latin-1")
     if not plan["trace"] and not plan["logic"]:
-        raise ValueError(f"{folder}: no trace and no logic capture found")
+        raise AnalysisError(f"{folder}: no trace and no logic capture found", code="AN_NO_RECORDING")
     ctx = {
         "ident": ident,
         "sites": load_sites(run),

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trace_parsers.errors import AnalysisError
+
 from .discover import _sniff, folder_contents, pair_stem
 
 #: CPU clock per board for the cycles column (QEMU at -icount shift=0: 1 insn per ns).
@@ -16,9 +18,9 @@ def _read_run_json(rj: Path) -> dict[str, Any]:
     try:
         run = json.loads(rj.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{rj}: not valid JSON: {e}") from None
+        raise AnalysisError(f"{rj}: not valid JSON: {e}", code="AN_BAD_RUN_JSON") from None
     if not isinstance(run, dict):
-        raise ValueError(f"{rj}: expected a JSON object")
+        raise AnalysisError(f"{rj}: expected a JSON object", code="AN_BAD_RUN_JSON")
     return run
 
 
@@ -97,7 +99,7 @@ def _plan_recording(file: Path, plan: dict[str, Any]) -> None:
     group = next((g for g in c.traces if file in g), None)
     if group is None:  # a logic capture on its own
         if _sniff(file) is None:
-            raise ValueError(f"{file}: no reader recognises this file")
+            raise AnalysisError(f"{file}: no reader recognises this file", code="FMT_UNKNOWN")
         plan["logic"] = [_logic_entry(file)]
         return
     plan["trace_files"] = group

@@ -15,7 +15,7 @@ negative control that passes, or fails by another amount, is a broken check and 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +39,19 @@ def declared_files(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def verify_hashes(folder: Path, run: Mapping[str, Any]) -> list[str]:
+def verify_hashes(
+    folder: Path, run: Mapping[str, Any], sha256: Callable[[Path], str] = _sha256
+) -> list[str]:
     """Raise ``AN_HASH_MISMATCH`` naming the first file whose SHA-256 is not the declared one;
-    return the declared files that are missing (the rest of the capture is still analyzed)."""
+    return the declared files that are missing (the rest of the capture is still analyzed).
+    ``sha256`` may be a memoised hash function (the campaign's input hashing has the same files)."""
     missing = []
     for name, want in declared_files(run):
         path = folder / name
         if not path.is_file():
             missing.append(f"{path}: run.json names this recording, but it is missing")
             continue
-        got = _sha256(path)
+        got = sha256(path)
         if got != want.lower():
             raise AnalysisError(
                 f"{path}: SHA-256 {got} differs from {want} declared in {folder / 'run.json'} "

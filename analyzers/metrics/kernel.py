@@ -152,35 +152,43 @@ def _task_series(
     k0 = np.searchsorted(sw, start, side="left")
     k1 = np.searchsorted(sw, end, side="right")
     ran = k1 > k0
-    drop_log.add(f"task.{name}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))
-    keep = drop_gap_instances(f"task.{name}", start, end, gaps, drop_log) & ran
-    start, end, from_ready, k0, k1 = start[keep], end[keep], from_ready[keep], k0[keep], k1[keep]
+    m = f"task.{name}"
+    drop_log.add(f"{m}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))
+    start, end, r, k0, k1 = start[ran], end[ran], from_ready[ran], k0[ran], k1[ran]
     if not start.size:
         return []
     first = sw[k0]
     core = ev["core"][sw_rows[k0]].astype(np.int64)
     execution = sum((tl.running(label, end) - tl.running(label, start) for tl in tls), np.zeros(start.size))
     resp = end - start
-    m = f"task.{name}"
     out = [
         Series(f"{m}.exec_time", "ns", start, end, execution.astype(np.float64), core=core),
         Series(f"{m}.response_time", "ns", start, end, resp.astype(np.float64), core=core),
         Series(f"{m}.wait_time", "ns", start, end, (resp - execution).astype(np.float64), core=core),
         Series(f"{m}.preemptions", "count", start, end, (k1 - k0 - 1).astype(np.float64), core=core),
+        Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
+               core=core[r]),
     ]
-    r = from_ready
-    if r.any():
-        out.append(Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
-                          core=core[r]))
     if start.size > 1:
         both = r[1:] & r[:-1]
-        out.append(Series(f"{m}.period.ready", "ns", start[:-1][both], start[1:][both],
-                          np.diff(start)[both].astype(np.float64), core=core[1:][both]))
-        out.append(Series(f"{m}.period.start", "ns", first[:-1], first[1:], np.diff(first).astype(np.float64),
-                          core=core[1:]))
-        out.append(Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
-                          core=core[1:]))
-    return out
+        s0, s1 = start[:-1][both], start[1:][both]
+        out += [
+            Series(f"{m}.period.ready", "ns", s0, s1, (s1 - s0).astype(float), core=core[1:][both]),
+            Series(f"{m}.period.start", "ns", first[:-1], first[1:], np.diff(first).astype(float),
+                   core=core[1:]),
+            Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
+                   core=core[1:]),
+        ]
+    return [_without_gaps(x, gaps, drop_log) for x in out]
+
+
+def _without_gaps(s: Series, gaps: Any, drop_log: DropLog) -> Series:
+    """``s`` without the instances whose own interval touches a data-loss gap (logged)."""
+    if not gaps:
+        return s
+    keep = drop_gap_instances(s.metric, s.start_ts, s.end_ts, gaps, drop_log)
+    core = s.core[keep] if s.core is not None else None
+    return Series(s.metric, s.unit, s.start_ts[keep], s.end_ts[keep], s.value[keep], core=core)
 
 
 def _load_series(trace: Trace, tls: list[CoreTimeline], window_ns: int | None) -> list[Series]:
@@ -342,10 +350,12 @@ def tracex_scalars(trace: Trace) -> dict[str, tuple[float, str]]:
     """TraceX's own "Performance Statistics" of a TraceX recording (empty for other formats)."""
     if trace.meta.source_format != "tracex":
         return {}
+    from trace_parsers.tracex.decode import RawTrace
     from trace_parsers.tracex.stats import tracex_statistics
 
     src: Any = trace
-    if "tracex_raw" not in trace.meta.extra:  # loaded from an events file: read the buffer again
+    if not isinstance(trace.meta.extra.get("tracex_raw"), RawTrace):
+        # loaded from an events file (which keeps no raw records): read the buffer again
         from pathlib import Path
 
         from trace_parsers.tracex import read_raw

@@ -18,7 +18,7 @@ import numpy as np
 
 PALETTE = ("#1f6feb", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83", "#57606a")
 _COLOURS: dict[str, str] = {}
-MAX_POINTS = 600  #: per scatter series; the extremes are always kept
+MAX_POINTS = 400  #: per scatter series (the extremes are always kept) and box-plot outliers per box
 W = 640  #: viewBox width of the distribution charts
 
 #: Tooltips, sortable and searchable tables. Plain DOM, no library.

@@ -222,6 +222,15 @@ def headline(ts: list[Test]) -> dict[str, Any] | None:
     }
 
 
+def _site_metrics(df: Any) -> Any:
+    """The ns instances measured between test sites (kernel-event metrics per task and ISR are
+    shown on the recordings' own pages and in the statistics tables)."""
+    df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
+    if "start_site" in df.columns:
+        df = df[df["start_site"].fillna("") != ""]
+    return df
+
+
 def series(out_dir: Path, camp: Any, max_metrics: int = 40) -> dict[str, list[Series]]:
     """metric -> one :class:`Series` per RTOS (all its captures pooled; trace instances where the
     capture has a trace, else the first pin profile), for the distribution charts."""
@@ -236,7 +245,7 @@ def series(out_dir: Path, camp: Any, max_metrics: int = 40) -> dict[str, list[Se
     for cid, df in iter_instances(out_dir):
         if df.empty or cid not in ident.index:
             continue
-        df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
+        df = _site_metrics(df)
         if df.empty:
             continue
         src = "trace" if (df["source"] == "trace").any() else "logic"
@@ -267,7 +276,7 @@ def outliers(out_dir: Path, camp: Any, per_metric: int = 3) -> Any:
 
     rows = []
     for cid, df in iter_instances(out_dir):
-        df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
+        df = _site_metrics(df)
         if df.empty:
             continue
         src = "trace" if (df["source"] == "trace").any() else "logic"

@@ -91,10 +91,13 @@ static inline __attribute__((always_inline)) void ct_site(enum ct_site_id id)
     unsigned level = (unsigned)(ct_site_level[id] ^= 1u);
     ct_pin_write(ct_site_pin(id), level);
 #if CT_TRACE
-#if CT_NEGCTL_DELAY_INSNS > 0
-    if ((unsigned)id == CT_NEGCTL_DELAY_SITE)
-        __asm volatile(".rept " CT_NEGCTL_STR(CT_NEGCTL_DELAY_INSNS) "\n nop\n .endr" ::: "memory");
-#endif
+    /* The same (volatile, empty when off) asm statement at every site, with or without a delay: it keeps
+     * the compiler from moving the trace call's argument set-up above the pin store, so the code differs
+     * only by the n nops and the delay is exactly n instructions. */
+    if (CT_NEGCTL_DELAY_INSNS > 0 && (unsigned)id == CT_NEGCTL_DELAY_SITE)
+        __asm volatile(".rept " CT_NEGCTL_STR(CT_NEGCTL_DELAY_INSNS) "\n nop\n .endr");
+    else
+        __asm volatile("");
 #if CT_NEGCTL_DROP_EVERY > 0
     if ((unsigned)id == CT_NEGCTL_DROP_SITE && ++ct_negctl_drop_count >= CT_NEGCTL_DROP_EVERY) {
         ct_negctl_drop_count = 0; /* the pin toggled above; this occurrence gets no trace record */

@@ -60,6 +60,19 @@ ct_status ct_queue_send(int id, const ct_msg *msg, uint32_t timeout_ticks);
 ct_status ct_queue_send_from_isr(int id, const ct_msg *msg);
 ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout_ticks);
 
+/* Additions for Thread-Metric (thread_metric/tm_port_ct.c): explicit suspend/resume, the running task,
+ * fixed-size block pools. ct_task_suspend(id) may be called in app_init (the task then starts suspended);
+ * ct_task_resume(id) is ISR-safe (a switch, if needed, happens at ct_port_isr_exit). ct_task_self() is
+ * the ct id of the running task, -1 outside ct tasks. Pools: ct_pool_create(id, block_bytes, nblocks);
+ * FreeRTOS allocates from its heap (heap_4), ThreadX from a native block pool. */
+#define CT_MAX_POOLS 2
+ct_status ct_task_suspend(int id);
+ct_status ct_task_resume(int id);
+int ct_task_self(void);
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks);
+ct_status ct_pool_alloc(int id, void **block);
+ct_status ct_pool_free(int id, void *block);
+
 /* Interrupts: the board's ISR wrappers call these around the application handler so the trace shows
  * ISR enter/exit (SystemView RecordEnterISR/ExitISR, ThreadX ISR bookkeeping). */
 void ct_port_isr_enter(void);

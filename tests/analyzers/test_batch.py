@@ -1,5 +1,6 @@
 """`crosstrace analyze`: discovery, parallel analysis, cache, failures, campaign tables."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -161,10 +162,10 @@ def test_folder_without_run_json_is_recognised(tmp_path):
 @pytest.mark.parametrize(
     "run_json, files, code",
     [
-        ("{not json", {}, "ValueError"),
+        ("{not json", {}, "AN_BAD_RUN_JSON"),
         ('{"schema": 1, "logic": [{"file": "logic.sr"}]}', {}, "IO_ERROR"),
         ('{"schema": 1, "trace": {"file": "t.SVDat"}}', {"t.SVDat": b";\n" + bytes(range(256))}, None),
-        ('{"schema": 1}', {}, "ValueError"),
+        ('{"schema": 1}', {}, "AN_NO_RECORDING"),
     ],
 )
 def test_bad_capture_folders_fail_alone(tmp_path, run_json, files, code):
@@ -284,6 +285,11 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     assert calls == []
     data[-30] ^= 0xFF  # inside the zip's central directory: the file no longer reads the same
     log.write_bytes(bytes(data))
+    res = B.analyze_capture(folder, "c", out, reuse_events=True, force=True)
+    assert res["code"] == "AN_HASH_MISMATCH" and "logic-la100.sr" in res["error"] and calls == []
+    run = json.loads((folder / "run.json").read_text())  # as if it had been recorded so
+    next(e for e in run["logic"] if e["file"] == log.name)["sha256"] = hashlib.sha256(data).hexdigest()
+    (folder / "run.json").write_text(json.dumps(run))
     B.analyze_capture(folder, "c", out, reuse_events=True)
     assert calls == ["logic-la100.sr"]
 

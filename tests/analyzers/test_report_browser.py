@@ -62,8 +62,8 @@ def page_requests(netlog):
     """URLs the page asked for (Chromium's own service traffic has initiator 'not an origin')."""
     d = json.loads(netlog.read_text())
     start = d["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    return [e["params"]["url"] for e in d["events"] if e["type"] == start
-            and e.get("params", {}).get("initiator") != "not an origin"]
+    return [e["params"]["url"] for e in d["events"] if e["type"] == start and "url" in e.get("params", {})
+            and e["params"].get("initiator") != "not an origin"]
 
 
 def _png_rows(path):
@@ -125,18 +125,23 @@ def test_first_screen_in_chromium(chromium, page, tmp_path, size):
     assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
     assert not_blank(shot)
     assert page_requests(net) == []
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text().replace("</body>", _PROBE + "</body>"))
-    dom = _run(chromium, tmp_path, "--dump-dom", f"--window-size={w},{h}", probe.as_uri())
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert "Do trace and pins agree? Yes." in dom.stdout and "is fastest at" in dom.stdout
-    pos = json.loads(dom.stdout.split("data-probe=\"", 1)[1].split("\"", 1)[0].replace("&quot;", '"'))
-    assert pos["h"] > 0
+    pos, dom = _positions(chromium, page, tmp_path, w, h)
+    assert "Do trace and pins agree? Yes." in dom and "is fastest at" in dom
     for key in ("answer", "agree", "cards", "chart"):
         assert 0 < pos[key] <= pos["h"], (key, pos)  # on the first screen, without scrolling
 
 
-def test_the_checks_catch_a_blank_page_and_a_network_request(chromium, tmp_path):
+def _positions(exe, page, tmp_path, w, h):
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", _PROBE + "</body>"))
+    dom = _run(exe, tmp_path, "--dump-dom", f"--window-size={w},{h}", probe.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    pos = json.loads(dom.stdout.split('data-probe="', 1)[1].split('"', 1)[0].replace("&quot;", '"'))
+    assert pos["h"] > 0
+    return pos, dom.stdout
+
+
+def test_the_checks_catch_a_blank_page_a_network_request_and_a_short_screen(chromium, page, tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><body><img src='http://198.51.100.7/x.png'></body></html>")
     shot, net = tmp_path / "bad.png", tmp_path / "net.json"
@@ -145,3 +150,5 @@ def test_the_checks_catch_a_blank_page_and_a_network_request(chromium, tmp_path)
     assert r.returncode == 0
     assert not not_blank(shot)
     assert page_requests(net) == ["http://198.51.100.7/x.png"]
+    pos, _ = _positions(chromium, page, tmp_path, 1366, 200)
+    assert pos["chart"] > pos["h"]  # a screen too short for the answer is caught

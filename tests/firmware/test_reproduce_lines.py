@@ -37,7 +37,8 @@ def capture_argv(line: str, **extra: str) -> list[str]:
     words = shlex.split(line)
     assert words[:2] == ["make", "capture"], line
     assert all(re.fullmatch(r"[A-Z_]+=.*", w, re.S) for w in words[2:]), line
-    p = subprocess.run(["make", "-n", "-s", "-C", str(ROOT), *words[1:], *(f"{k}={v}" for k, v in extra.items())],
+    extra_args = [f"{k}={v}" for k, v in extra.items()]
+    p = subprocess.run(["make", "-n", "-s", "-C", str(ROOT), *words[1:], *extra_args],
                        capture_output=True, text=True, check=True)
     recipe = " ".join(p.stdout.replace("\\\n", " ").splitlines())
     argv = shlex.split(recipe[recipe.index("firmware/tools/capture.py") :])
@@ -85,7 +86,8 @@ def test_a_readme_line_for_another_run_is_caught(tmp_path):
     readme = next(r for r in READMES if "freertos/isr_latency/ref" in rel(r) + "/")
     line = reproduce_line(readme)
     meta = json.loads((readme.parent / "run.json").read_text())
-    for bad in (line + " QEMU_SHIFT=3", line.replace("RUN_ID=ref", "RUN_ID=x"), line + " OPTS=CT_ITERATIONS=7"):
+    bads = (line + " QEMU_SHIFT=3", line.replace("RUN_ID=ref", "RUN_ID=x"), line + " OPTS=CT_ITERATIONS=7")
+    for bad in bads:
         spec = cap_mod.spec_from_args(cap_mod.build_parser().parse_args(capture_argv(bad)))
         args = cap_mod.build_parser().parse_args(capture_argv(bad))
         assert (spec.shift, args.run_id, spec.options.get("CT_ITERATIONS", "200")) != (

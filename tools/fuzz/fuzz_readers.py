@@ -52,19 +52,21 @@ def _alarm(signum: int, frame: object) -> None:
     raise _Timeout()
 
 
-def check_one(path: Path, size: int, on_corrupt: str) -> str | None:
-    """Run the reader on ``path``; None when the contract holds, else a description."""
+def check_one(path: Path, size: int, on_corrupt: str) -> tuple[str, str] | None:
+    """Run the reader on ``path``; None when the contract holds, else (signature, description)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tr = open_trace(path, on_corrupt=on_corrupt)
     except TraceError as e:
         if e.offset is not None and not 0 <= e.offset <= size:
-            return f"offset {e.offset} outside the {size}-byte file: {e.code} {e.detail[:80]}"
+            return (f"offset:{e.code}", f"offset {e.offset} outside the {size}-byte file: {e.code} "
+                    f"{e.detail[:80]}")
         return None
     for d in tr.diagnostics:
         if not 0 <= d.offset <= size:
-            return f"diagnostic offset {d.offset} outside the {size}-byte file: {d.code} {d.message[:80]}"
+            return (f"offset:{d.code}", f"diagnostic offset {d.offset} outside the {size}-byte file: "
+                    f"{d.code} {d.message[:80]}")
     return None
 
 
@@ -78,8 +80,7 @@ def run_inproc(path: Path, data: bytes, on_corrupt: str, timeout: float) -> tupl
     path.write_bytes(data)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        bad = check_one(path, len(data), on_corrupt)
-        return ("offset", bad) if bad else None
+        return check_one(path, len(data), on_corrupt)
     except _Timeout:
         return "hang", f"over {timeout} s"
     except MemoryError:
@@ -97,7 +98,8 @@ def run_isolated(path: Path, data: bytes, on_corrupt: str, timeout: float,
     pid = os.fork()
     if pid == 0:  # child: limits, run, report through the pipe
         os.close(r)
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if memory:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         res = run_inproc(path, data, on_corrupt, timeout * 2)
         os.write(w, json.dumps(res).encode())
         os._exit(0)
@@ -142,9 +144,11 @@ def fuzz(args: argparse.Namespace) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     reg = Path(args.save_regressions) if args.save_regressions else None
     if not args.isolate:
-        resource.setrlimit(resource.RLIMIT_AS, (args.memory, args.memory))
+        if args.memory:
+            resource.setrlimit(resource.RLIMIT_AS, (args.memory, resource.getrlimit(resource.RLIMIT_AS)[1]))
         signal.signal(signal.SIGALRM, _alarm)
-    stats = {f: {"inputs": 0, "seconds": 0.0, "trace": 0, "error": 0, "findings": 0} for f in fmts}
+    stats = {f: {"seeds": len(seeds[f]), "inputs": 0, "seconds": 0.0, "mutate_seconds": 0.0, "findings": 0}
+             for f in fmts}
     findings: dict[str, dict] = {}
     t_end = time.monotonic() + args.seconds if args.seconds else float("inf")
     total = 0
@@ -153,7 +157,9 @@ def fuzz(args: argparse.Namespace) -> dict:
         while total < (args.inputs or float("inf")) and time.monotonic() < t_end:
             fmt = fmts[total % len(fmts)]
             pool = seeds[fmt]
+            t0 = time.perf_counter()
             data = mutate(rnd.choice(pool), rnd, splice=rnd.choice(pool))
+            stats[fmt]["mutate_seconds"] += time.perf_counter() - t0
             on_corrupt = rnd.choice(_MODES)
             path = tmpdir / ("digital_0.bin" if fmt == "saleae_binary" else f"input-{fmt}")
             t0 = time.perf_counter()
@@ -180,7 +186,10 @@ def fuzz(args: argparse.Namespace) -> dict:
         tmpdir.rmdir()
     for st in stats.values():
         st["per_second"] = round(st["inputs"] / st["seconds"], 1) if st["seconds"] else None
+        spent = st["seconds"] + st["mutate_seconds"]
+        st["per_second_with_mutation"] = round(st["inputs"] / spent, 1) if spent else None
         st["seconds"] = round(st["seconds"], 2)
+        st["mutate_seconds"] = round(st["mutate_seconds"], 2)
     summary = {"inputs": total, "mode": "isolate" if args.isolate else "inproc", "seed": args.seed,
                "per_format": stats, "findings": findings}
     (out / "stats.json").write_text(json.dumps(summary, indent=1))
@@ -211,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="random seed (runs are reproducible)")
     ap.add_argument("--isolate", action="store_true", help="fork one child per input")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds per input")
-    ap.add_argument("--memory", type=int, default=2 << 30, help="address-space limit in bytes")
+    ap.add_argument("--memory", type=int, default=2 << 30, help="address-space limit in bytes (0: none)")
     ap.add_argument("--max-seed-bytes", type=int, default=256 << 10)
     ap.add_argument("--no-corpus", action="store_true", help="synthetic seeds and captures/ only")
     ap.add_argument("--out", default=str(ROOT / "out" / "fuzz"))

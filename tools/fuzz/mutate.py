@@ -72,6 +72,8 @@ def mutate_zip(seed: bytes, rnd: random.Random) -> bytes:
     """Mutate one member's content (or the member list) and re-pack; raw bytes otherwise."""
     try:
         with zipfile.ZipFile(io.BytesIO(seed)) as z:
+            if sum(i.file_size for i in z.infolist()) > 2 << 20:  # re-packing would dominate
+                return mutate_bytes(seed, rnd, text=False)
             members = [(i.filename, z.read(i)) for i in z.infolist()]
     except Exception:  # noqa: BLE001 - a damaged seed: mutate its bytes instead
         return mutate_bytes(seed, rnd, text=False)
@@ -89,7 +91,7 @@ def mutate_zip(seed: bytes, rnd: random.Random) -> bytes:
     elif op == 3:  # a huge, highly compressible member (edge bomb)
         k = rnd.randrange(len(members))
         pat = rnd.choice((b"\x00\x01", b"\x55", b"\x00\xff\x00\xff", b"\x00"))
-        members[k] = (members[k][0], pat * rnd.choice((1 << 10, 1 << 16, 1 << 20)))
+        members[k] = (members[k][0], pat * rnd.choice((1 << 10, 1 << 14, 1 << 16, 1 << 19)))
     else:  # mutate one member's content
         k = rnd.randrange(len(members))
         name, content = members[k]

@@ -143,7 +143,7 @@ def synthetic() -> dict[str, list[bytes]]:
     }
 
 
-def from_files(dirs: list[Path], max_bytes: int) -> dict[str, list[bytes]]:
+def from_files(dirs: list[Path], max_bytes: int, max_inflated: int = 8 << 20) -> dict[str, list[bytes]]:
     out: dict[str, list[bytes]] = {f: [] for f in FORMATS}
     for d in dirs:
         if not d.is_dir():
@@ -151,8 +151,21 @@ def from_files(dirs: list[Path], max_bytes: int) -> dict[str, list[bytes]]:
         for p in sorted(d.rglob("*")):
             fmt = _SUFFIX.get(p.suffix.lower())
             if fmt and p.is_file() and 0 < p.stat().st_size <= max_bytes:
-                out[fmt].append(p.read_bytes())
+                data = p.read_bytes()
+                if _inflated(data) <= max_inflated:
+                    out[fmt].append(data)
     return out
+
+
+def _inflated(data: bytes) -> int:
+    """Total member size of a zip (0 for other content): reading costs O(inflated size)."""
+    if data[:4] != b"PK\x03\x04":
+        return 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, ValueError):
+        return 1 << 62
 
 
 def all_seeds(root: Path, max_bytes: int = 256 << 10, corpus: bool = True) -> dict[str, list[bytes]]:

@@ -301,6 +301,19 @@ def clocks_in(t: Any) -> list[str]:
     return []
 
 
+def clock_widths(t: Any) -> list[int]:
+    """Bit widths of the clock-mapped integers inside ``t``."""
+    if isinstance(t, IntT):
+        return [t.size] if t.clock else []
+    if isinstance(t, EnumT):
+        return clock_widths(t.base)
+    if isinstance(t, StructT):
+        return [w for _, f in t.fields for w in clock_widths(f)]
+    if isinstance(t, VariantT):
+        return [w for _, f in t.options for w in clock_widths(f)]
+    return []
+
+
 class Compiled:
     """Every scope of a trace's metadata compiled once into decoders."""
 
@@ -325,9 +338,15 @@ class Compiled:
             ids = [eid for (s, eid) in meta.events if s == sid]
             self.single_event[sid] = ids[0] if len(ids) == 1 else None
         self.default_clock: dict[int, str | None] = {}
+        self.max_step: dict[int, int | None] = {}
         for sid, s in meta.streams.items():
             names = clocks_in(s.event_header) + clocks_in(s.packet_context)
             self.default_clock[sid] = names[0] if names else None
+            widths = clock_widths(s.event_header)
+            clk = meta.clocks.get(names[0]) if names else None
+            # largest plausible clock step between two events while resynchronising: half the
+            # narrowest timestamp's range, at most a minute of clock time
+            self.max_step[sid] = min(1 << (min(widths) - 1), 60 * clk.freq) if widths and clk else None
 
 
 def header_event_id(h: dict[str, Any] | None) -> int | None:

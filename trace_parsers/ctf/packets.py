@@ -299,13 +299,19 @@ class StreamDecoder:
         return found
 
     def _probe(self, buf: Any, bit: int, sid: int, cpu: int, pos: int, end: int) -> bool:
+        """Do events decode cleanly from ``bit``, with plausible clock steps (a false start decodes
+        random timestamps: a step beyond half the timestamp range or a minute rejects it)?"""
         amask = self.c.header_align[sid] - 1
+        clock, limit = self.c.default_clock[sid], self.c.max_step[sid]
         for _ in range(RESYNC_EVENTS):
             bit = (bit + amask) & ~amask
             if bit >= end:
                 return True
+            before = self.ctx.clocks.get(clock) if clock else None
             try:
-                _, bit = self._event(buf, bit, sid, cpu, pos)
+                rec, bit = self._event(buf, bit, sid, cpu, pos)
             except (Short, Bad):
                 return _all_zero(buf, bit >> 3, end >> 3)
+            if limit is not None and before is not None and rec.ts is not None and rec.ts - before >= limit:
+                return False
         return True

@@ -150,7 +150,7 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
         last = vals
     if not times:
         raise TraceFormatError("the CSV has a header but no data rows", code="CSV_BAD_ROW", path=p,
-                               offset=off)
+                               offset=min(off, len(raw)))
     if no_data:
         diags.append(diagnostic("CSV_BAD_ROW", 0, f"{no_data} 'X' (no data) cell(s) kept the previous "
                                 "level", count=no_data, severity=Severity.NOTICE))

@@ -57,6 +57,10 @@ void ct_freertos_assert(const char *file, int line);
 #define xPortPendSVHandler  PendSV_Handler
 #define xPortSysTickHandler SysTick_Handler
 
+/* Thread-Metric profiles (CT_FREERTOS_CFG 1 = CubeIDE-like, 2 = tuned): ct_freertos_profile.h. */
+#if defined(CT_FREERTOS_CFG) && CT_FREERTOS_CFG != 0
+#include "ct_freertos_profile.h"
+#endif
 #if defined(CT_TRACE) && CT_TRACE && !defined(__ASSEMBLER__)
 #include "ct_sysview_freertos.h"
 #endif

@@ -150,6 +150,64 @@ ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout)
     return xQueueReceive(queues[id], msg, native_timeout(timeout)) == pdTRUE ? CT_OK : CT_ERR_TIMEOUT;
 }
 
+/* ---- Thread-Metric additions: suspend/resume, running task, block pools (heap_4) ------------------- */
+
+static inline int in_isr(void)
+{
+    uint32_t ipsr;
+    __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
+    return (ipsr & 0x1FFu) != 0u;
+}
+
+ct_status ct_task_suspend(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || tasks[id] == NULL) return CT_ERR;
+    vTaskSuspend(tasks[id]);
+    return CT_OK;
+}
+
+ct_status ct_task_resume(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || tasks[id] == NULL) return CT_ERR;
+    if (in_isr())
+        isr_woken |= xTaskResumeFromISR(tasks[id]);
+    else
+        vTaskResume(tasks[id]);
+    return CT_OK;
+}
+
+/* The TCB of task id is task_tcbs[id] (xTaskCreateStatic), so the running task's id is an offset. */
+int ct_task_self(void)
+{
+    const StaticTask_t *cur = (const StaticTask_t *)(void *)xTaskGetCurrentTaskHandle();
+    if (cur < &task_tcbs[0] || cur >= &task_tcbs[CT_MAX_TASKS]) return -1;
+    return (int)(cur - &task_tcbs[0]);
+}
+
+static unsigned pool_block[CT_MAX_POOLS];
+
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || pool_block[id] != 0u || block_bytes == 0u || nblocks == 0u)
+        return CT_ERR;
+    pool_block[id] = block_bytes; /* FreeRTOS has no block pool: blocks come from heap_4 */
+    return CT_OK;
+}
+
+ct_status ct_pool_alloc(int id, void **block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || pool_block[id] == 0u) return CT_ERR;
+    *block = pvPortMalloc(pool_block[id]);
+    return *block != NULL ? CT_OK : CT_ERR;
+}
+
+ct_status ct_pool_free(int id, void *block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || pool_block[id] == 0u || block == NULL) return CT_ERR;
+    vPortFree(block);
+    return CT_OK;
+}
+
 void ct_port_isr_enter(void)
 {
     isr_woken = pdFALSE;

@@ -274,6 +274,64 @@ ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout_ticks)
     }
 }
 
+/* ---- Thread-Metric additions: suspend/resume, running task, block pools ------------------------------ */
+
+ct_status ct_task_suspend(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || !tasks[id].used) return CT_ERR;
+    return tx_thread_suspend(&tasks[id].tcb) == TX_SUCCESS ? CT_OK : CT_ERR;
+}
+
+/* ISR-safe: the Cortex-M port pends PendSV when the resumed thread preempts. */
+ct_status ct_task_resume(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || !tasks[id].used) return CT_ERR;
+    UINT st = tx_thread_resume(&tasks[id].tcb);
+    return st == TX_SUCCESS || st == TX_SUSPEND_LIFTED ? CT_OK : CT_ERR;
+}
+
+int ct_task_self(void)
+{
+    /* tcb is the first member of tasks[i]: the running thread's id is an offset into the array */
+    uintptr_t off = (uintptr_t)_tx_thread_current_ptr - (uintptr_t)&tasks[0];
+    return off < sizeof tasks ? (int)(off / sizeof tasks[0]) : -1;
+}
+
+#ifndef CT_TX_POOL_BYTES
+#define CT_TX_POOL_BYTES 2048u /* per pool, as Thread-Metric's 2048-byte pool */
+#endif
+static struct {
+    TX_BLOCK_POOL pool;
+    ULONG storage[CT_TX_POOL_BYTES / sizeof(ULONG)];
+    int used;
+} pools[CT_MAX_POOLS];
+static const char *const pool_names[CT_MAX_POOLS] = {"pool0", "pool1"};
+
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || pools[id].used || block_bytes == 0u || nblocks == 0u) return CT_ERR;
+    /* each block carries one pointer of overhead in a ThreadX block pool */
+    ULONG bytes = (ULONG)nblocks * (((ULONG)block_bytes + 3u) & ~3u) + (ULONG)nblocks * sizeof(VOID *);
+    if (bytes > sizeof pools[id].storage) bytes = sizeof pools[id].storage;
+    if (tx_block_pool_create(&pools[id].pool, (CHAR *)pool_names[id], block_bytes, pools[id].storage, bytes) !=
+        TX_SUCCESS)
+        return CT_ERR;
+    pools[id].used = 1;
+    return CT_OK;
+}
+
+ct_status ct_pool_alloc(int id, void **block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || !pools[id].used) return CT_ERR;
+    return tx_block_allocate(&pools[id].pool, block, TX_NO_WAIT) == TX_SUCCESS ? CT_OK : CT_ERR;
+}
+
+ct_status ct_pool_free(int id, void *block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || !pools[id].used || block == 0) return CT_ERR;
+    return tx_block_release(block) == TX_SUCCESS ? CT_OK : CT_ERR;
+}
+
 /* ---- interrupts and execution-change hooks -------------------------------------------------------- */
 
 /* ISR id in the trace = the IPSR exception number (TIM5 = 66), the id SystemView records too. */

@@ -197,6 +197,60 @@ ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout_ticks)
     return map_msgq(k_msgq_get(&queues[id], msg, native_timeout(timeout_ticks)));
 }
 
+/* ---- Thread-Metric additions: suspend/resume, running task, block pools (k_mem_slab) ------------------ */
+
+ct_status ct_task_suspend(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || !thread_used[id]) return CT_ERR;
+    k_thread_suspend(&threads[id]);
+    return CT_OK;
+}
+
+/* ISR-safe: a resumed thread of higher priority runs when _isr_wrapper exits. */
+ct_status ct_task_resume(int id)
+{
+    if (id < 0 || id >= CT_MAX_TASKS || !thread_used[id]) return CT_ERR;
+    k_thread_resume(&threads[id]);
+    return CT_OK;
+}
+
+int ct_task_self(void)
+{
+    const struct k_thread *cur = k_current_get();
+    if (cur < &threads[0] || cur >= &threads[CT_MAX_TASKS]) return -1;
+    return (int)(cur - &threads[0]);
+}
+
+#ifndef CT_ZEPHYR_POOL_BYTES
+#define CT_ZEPHYR_POOL_BYTES 2048u /* per pool, as Thread-Metric's 2048-byte pool */
+#endif
+static struct k_mem_slab pools[CT_MAX_POOLS];
+static uint8_t pool_used[CT_MAX_POOLS];
+static uint32_t pool_storage[CT_MAX_POOLS][CT_ZEPHYR_POOL_BYTES / 4u];
+
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || pool_used[id] || block_bytes == 0u || nblocks == 0u) return CT_ERR;
+    size_t bsize = ((size_t)block_bytes + 3u) & ~(size_t)3u; /* k_mem_slab: word-aligned blocks */
+    if ((size_t)nblocks * bsize > sizeof pool_storage[id]) nblocks = (unsigned)(sizeof pool_storage[id] / bsize);
+    if (nblocks == 0u || k_mem_slab_init(&pools[id], pool_storage[id], bsize, nblocks) != 0) return CT_ERR;
+    pool_used[id] = 1u;
+    return CT_OK;
+}
+
+ct_status ct_pool_alloc(int id, void **block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || !pool_used[id]) return CT_ERR;
+    return k_mem_slab_alloc(&pools[id], block, K_NO_WAIT) == 0 ? CT_OK : CT_ERR;
+}
+
+ct_status ct_pool_free(int id, void *block)
+{
+    if (id < 0 || id >= CT_MAX_POOLS || !pool_used[id] || block == NULL) return CT_ERR;
+    k_mem_slab_free(&pools[id], block);
+    return CT_OK;
+}
+
 /* ---- interrupts -------------------------------------------------------------------------------------- */
 
 /* Zephyr's _isr_wrapper already records ISR enter/exit (CONFIG_TRACING_ISR) and performs the pending

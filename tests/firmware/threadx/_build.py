@@ -12,8 +12,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import need_tool  # noqa: F401  (re-exported for the ThreadX tests)
 from tests.firmware.conftest import rtos_sources
 from tests.firmware.console import Console, parse_console

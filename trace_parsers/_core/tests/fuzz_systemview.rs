@@ -1,0 +1,239 @@
+//! Fuzz target for the SystemView packet decoder (issue 15), as a plain `cargo test`.
+//!
+//! A deterministic mutation loop (xorshift, no extra crates, stable Rust): seeds are synthetic
+//! streams plus every file of `$SV_FUZZ_CORPUS` (a directory), mutated by bit flips, interesting
+//! bytes, insertions, deletions, duplications and cuts, and decoded with random options and
+//! sub-ranges.  Each run must not panic and must keep the output invariants checked in `check`.
+//!
+//! `SV_FUZZ_ITERS=1000000 cargo test --release --no-default-features --test fuzz_systemview -- --nocapture`
+//! runs a long session; the default (20,000 inputs) is part of `cargo test`.
+
+use _core::systemview::{decode_owned, max_packets, put_varint, Decoder, Options, Owned, StrOrder};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn pkt(out: &mut Vec<u8>, id: u32, vals: &[u32], delta: u32) {
+    put_varint(out, id);
+    if id >= 24 {
+        let mut body = Vec::new();
+        for &v in vals {
+            put_varint(&mut body, v);
+        }
+        put_varint(out, body.len() as u32);
+        out.extend_from_slice(&body);
+    } else {
+        for &v in vals {
+            put_varint(out, v);
+        }
+    }
+    put_varint(out, delta);
+}
+
+fn seeds() -> Vec<Vec<u8>> {
+    let mut s = vec![0u8; 10];
+    pkt(&mut s, 10, &[], 5);
+    pkt(&mut s, 24, &[1_000_000, 168_000_000, 0x2000_0000, 2], 1);
+    s.extend_from_slice(&[14, 5, b'N', b'=', b'a', b'p', b'p', 1]); // SYSDESC "N=app"
+    s.extend_from_slice(&[9, 0x40, 3, 6, b'w', b'o', b'r', b'k', b'e', b'r', 1]); // TASK_INFO
+    s.extend_from_slice(&[26, 0xFF, 4, 0, b'a', b'b', b'c', b'd', 2]); // long string, lo-hi
+    pkt(&mut s, 4, &[0x40], 10);
+    pkt(&mut s, 2, &[15], 3);
+    pkt(&mut s, 3, &[], 4);
+    pkt(&mut s, 31, &[0, 7, 9], 1); // EX MARK
+    pkt(&mut s, 600, &[1, 2, 3, 4, 5], 2);
+    pkt(&mut s, 1, &[3], 1); // OVERFLOW
+    pkt(&mut s, 11, &[], 3);
+    let mut esp = s.clone();
+    esp[11] |= 0x40;
+    let mut out = vec![s, esp];
+    if let Ok(dir) = std::env::var("SV_FUZZ_CORPUS") {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if let Ok(b) = std::fs::read(e.path()) {
+                    if !b.is_empty() && b.len() <= 1 << 20 {
+                        out.push(b);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn mutate(seed: &[u8], r: &mut Rng) -> Vec<u8> {
+    const INTERESTING: [u8; 8] = [0x00, 0xFF, 0x7F, 0x80, 0x0A, 0x18, 0x1F, 0x3F];
+    let mut d = seed.to_vec();
+    for _ in 0..1 + r.below(4) {
+        let n = d.len();
+        if n == 0 {
+            d.push(r.next() as u8);
+            continue;
+        }
+        let i = r.below(n);
+        match r.below(8) {
+            0 => d[i] ^= 1 << r.below(8),
+            1 => d[i] = INTERESTING[r.below(INTERESTING.len())],
+            2 => d.truncate(i),
+            3 => {
+                let k = 1 + r.below(32);
+                d.drain(i..(i + k).min(n));
+            }
+            4 => {
+                let k = 1 + r.below(16);
+                for _ in 0..k {
+                    d.insert(i, r.next() as u8);
+                }
+            }
+            5 => {
+                let k = (1 + r.below(64)).min(n - i);
+                let chunk: Vec<u8> = d[i..i + k].to_vec();
+                d.splice(i..i, chunk);
+            }
+            6 => {
+                // a continuation byte run: varints of 5+ bytes
+                for b in d.iter_mut().skip(i).take(1 + r.below(8)) {
+                    *b |= 0x80;
+                }
+            }
+            _ => d[i] = d[i].wrapping_add(1),
+        }
+    }
+    d
+}
+
+fn check(data: &[u8], start: usize, end: usize, o: &Owned) {
+    let end = end.min(data.len());
+    let start = start.min(end);
+    let n = o.id.len();
+    assert!(
+        n <= max_packets(end - start),
+        "more rows than the capacity bound"
+    );
+    for w in o.off.windows(2) {
+        assert!(w[0] < w[1], "packet offsets must increase");
+    }
+    if let Some(&last) = o.off.last() {
+        assert!(
+            (last as usize) < end - start,
+            "packet offset past the stream end"
+        );
+    }
+    for w in o.ts.windows(2) {
+        assert!(w[0] <= w[1], "cumulative ticks must not decrease");
+    }
+    for d in &o.side.diags {
+        assert!(
+            d.offset as usize <= end - start,
+            "diagnostic offset past the stream end"
+        );
+    }
+    let s = &o.side;
+    assert_eq!(s.aux_row.len(), s.aux_start.len());
+    assert_eq!(s.aux_row.len(), s.aux_str.len());
+    for w in s.aux_start.windows(2) {
+        assert!(w[0] <= w[1]);
+    }
+    for (k, &row) in s.aux_row.iter().enumerate() {
+        assert!(
+            (row as usize) < n,
+            "aux record of a row that does not exist"
+        );
+        assert!(s.aux_start[k] as usize <= s.aux_vals.len());
+        assert!(s.aux_str[k] == u32::MAX || (s.aux_str[k] as usize) < s.str_ends.len());
+    }
+    let mut prev = 0u64;
+    for &e in &s.str_ends {
+        assert!(e >= prev && e as usize <= s.strings.len());
+        prev = e;
+    }
+}
+
+fn decode_range(data: &[u8], start: usize, end: usize, opts: Options) -> Owned {
+    let cap = max_packets(end.min(data.len()).saturating_sub(start.min(data.len())));
+    let mut o = Owned {
+        id: vec![0; cap],
+        core: vec![0; cap],
+        nv: vec![0; cap],
+        ts: vec![0; cap],
+        off: vec![0; cap],
+        p0: vec![0; cap],
+        p1: vec![0; cap],
+        p2: vec![0; cap],
+        side: Default::default(),
+    };
+    let n = {
+        let mut cols = _core::systemview::Columns {
+            id: &mut o.id,
+            core: &mut o.core,
+            nv: &mut o.nv,
+            ts: &mut o.ts,
+            off: &mut o.off,
+            p0: &mut o.p0,
+            p1: &mut o.p1,
+            p2: &mut o.p2,
+        };
+        Decoder::new(data, start, end, opts).run(&mut cols, &mut o.side)
+    };
+    for v in [&mut o.p0, &mut o.p1, &mut o.p2, &mut o.id] {
+        v.truncate(n);
+    }
+    o.core.truncate(n);
+    o.nv.truncate(n);
+    o.ts.truncate(n);
+    o.off.truncate(n);
+    o
+}
+
+#[test]
+fn fuzz_systemview_decoder() {
+    let iters: usize = std::env::var("SV_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let seeds = seeds();
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let t0 = std::time::Instant::now();
+    for it in 0..iters {
+        let seed = &seeds[r.below(seeds.len())];
+        let data = mutate(seed, &mut r);
+        let opts = Options {
+            esp_core_bit: r.below(2) == 1,
+            str_order: [StrOrder::Auto, StrOrder::LoHi, StrOrder::HiLo][r.below(3)],
+            expect_sync: r.below(4) != 0,
+        };
+        if it % 4 == 0 {
+            let a = r.below(data.len() + 8);
+            let b = r.below(data.len() + 8);
+            let o = decode_range(&data, a, b, opts);
+            check(&data, a, b, &o);
+        } else {
+            let o = decode_owned(&data, opts);
+            check(&data, 0, data.len(), &o);
+        }
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    println!(
+        "fuzz_systemview_decoder: {} inputs from {} seeds in {:.2} s ({:.0}/s)",
+        iters,
+        seeds.len(),
+        dt,
+        iters as f64 / dt
+    );
+}
