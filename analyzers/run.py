@@ -26,6 +26,7 @@ ANALYZERS = (
     "analyzers.cpu_load",
     "analyzers.calib",
     "analyzers.metrics.kernel",
+    "analyzers.user_config",
 )
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._numbers import parse_uint
+from ._numbers import MAX_RATE_HZ, parse_uint
 from .errors import TraceFormatError
 from .model import EVENT_DTYPE, Channel, CtxType, Diagnostic, EventKind, Trace, TraceMeta, ticks_to_ns
 
@@ -49,27 +49,40 @@ _BLOCK_BYTES = 1 << 22
 _DENSE_FRACTION = 4
 
 
-#: default bound on the edges of one capture (each costs ~70 bytes while the trace is built): a
-#: compressed file must not be able to demand unbounded memory (a 33 KB ``.sr`` can inflate to
-#: 32 Mi samples with an edge each).  Raise it with the environment variable below.
+#: bounds on the edges of one capture (each costs ~70 bytes while the trace is built): a compressed
+#: file must not be able to demand unbounded memory (a 2 KB ``.sr`` can inflate to 2 MiB of samples
+#: with 8 edges each).  The limit is ``EDGES_PER_FILE_BYTE`` per byte of the file (real captures
+#: stay below 30; deflate's best ratio is ~1000 samples per byte), at least ``MIN_MAX_EDGES`` and at
+#: most ``DEFAULT_MAX_EDGES``; ``$CROSSTRACE_MAX_EDGES`` replaces it.
 DEFAULT_MAX_EDGES = 20_000_000
+MIN_MAX_EDGES = 1_000_000
+EDGES_PER_FILE_BYTE = 1024
 MAX_EDGES_ENV = "CROSSTRACE_MAX_EDGES"
 
 
-def max_edges() -> int:
-    """The edge limit: ``$CROSSTRACE_MAX_EDGES`` when set to an integer, else :data:`DEFAULT_MAX_EDGES`."""
+def max_edges(path: str | Path | None = None) -> int:
+    """The edge limit for the file ``path`` (see :data:`DEFAULT_MAX_EDGES`)."""
     v = parse_uint(os.environ.get(MAX_EDGES_ENV, ""))
-    return DEFAULT_MAX_EDGES if v is None else v
+    if v is not None:
+        return v
+    try:
+        size = os.path.getsize(path) if path is not None else None
+    except OSError:
+        size = None
+    if size is None:
+        return DEFAULT_MAX_EDGES
+    return min(DEFAULT_MAX_EDGES, max(MIN_MAX_EDGES, EDGES_PER_FILE_BYTE * size))
 
 
 def check_edge_limit(count: int, path: str | Path | None, offset: int = 0) -> None:
     """Raise ``LIMIT_EXCEEDED`` when ``count`` edges exceed :func:`max_edges`."""
-    limit = max_edges()
+    limit = max_edges(path)
     if count > limit:
         raise TraceFormatError(
-            f"the capture holds more than {limit:,} edges (≈{70 * count / 2**30:.1f} GiB to build the "
-            f"trace); refused to protect memory. Raise the limit with the environment variable "
-            f"{MAX_EDGES_ENV}=<edges> if this is a real capture", code="LIMIT_EXCEEDED",
+            f"the capture holds more than {limit:,} edges (the limit for a file of this size; "
+            f"building the trace would need ≈{70 * count / 2**30:.2f} GiB): refused to protect memory. "
+            f"If this is a real capture, raise the limit with the environment variable "
+            f"{MAX_EDGES_ENV}=<edges>", code="LIMIT_EXCEEDED",
             path=None if path is None else str(path), offset=offset)
 
 
@@ -120,7 +133,7 @@ class WordEdgeScanner:
         self._dv: list[np.ndarray] = []  #: (masked) XOR of the sample with its predecessor there
         self.path = path
         self.edges = 0  #: edges found so far (all channels; checked against max_edges())
-        self._limit = max_edges()
+        self._limit = max_edges(path)
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, buf: bytes | bytearray | memoryview) -> None:
@@ -308,7 +321,7 @@ class BitPlaneEdgeScanner:
         self._parts: list[np.ndarray] = []
         self.path = path
         self.edges = edges_before  #: edges of this and earlier channels (checked against max_edges())
-        self._limit = max_edges()
+        self._limit = max_edges(path)
 
     def feed(self, plane: bytes, nsamples: int) -> None:
         """Consume the first ``nsamples`` bits of ``plane`` (bit 0 of byte 0 is the first sample)."""
@@ -421,6 +434,10 @@ def build_edge_trace(channels: Sequence[ChannelEdges], *, source_format: str, pa
     """
     n = sum(len(c.edges) for c in channels)
     check_edge_limit(n, path)
+    # file rates are range-checked where parsed: only a caller's samplerate= option can fail here
+    if tick_hz is not None and not 0 <= int(tick_hz) <= MAX_RATE_HZ:
+        raise TraceFormatError(f"samplerate={tick_hz!r}: expected 1 Hz .. {MAX_RATE_HZ} Hz",
+                               code="BAD_OPTION", path=str(path), offset=0)
     # sort flat columns first, then fill the (wide) structured array once: peak memory ~1x events
     ts_raw = np.concatenate([c.edges for c in channels]) if channels else np.zeros(0, np.int64)
     marker = np.concatenate([np.full(len(c.edges), c.index, np.uint32) for c in channels]) \

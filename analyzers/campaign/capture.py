@@ -360,7 +360,11 @@ def _analyze_source(
         ) from e
     if kind == "trace":
         _identity_from_trace(ctx["ident"], events)
-    res = run_analyzers(events, ctx["sites"], ctx["options"])
+    options = ctx["options"]
+    if src.get("user_config"):  # the user's own intervals and pins (analyzers.user_config)
+        options = {**options, "_user_config": src["user_config"]}
+        _add_user_sites(ctx, src["user_config"])
+    res = run_analyzers(events, ctx["sites"], options)
     acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res)
     acc["instances"].append(
         res.table.append_column("profile", pa.array([profile] * res.table.num_rows, pa.string()))
@@ -369,6 +373,18 @@ def _analyze_source(
     diag_source = kind if kind == "trace" else f"logic:{profile}"
     acc["diagnostics"] += _diagnostic_rows(diag_source, events.diagnostics)
     return SourceResult(kind, profile, events, res, Path(src["file"]).name)
+
+
+def _add_user_sites(ctx: dict[str, Any], user_config: dict[str, Any]) -> None:
+    """Once per capture: the user's marks with a pin that toggles on each become sites (named by
+    their selector), so alignment and pairing treat them like crosstrace's own sites."""
+    if ctx.get("_user_sites_added"):
+        return
+    from ..user_config import parse_config, virtual_sites
+
+    extra = virtual_sites(parse_config(user_config, str(user_config.get("source", ""))))
+    ctx["sites"] = tuple(ctx["sites"]) + tuple(s for s in extra if s not in ctx["sites"])
+    ctx["_user_sites_added"] = True
 
 
 def _identity_from_trace(ident: dict[str, Any], trace: Any) -> None:

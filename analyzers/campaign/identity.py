@@ -44,8 +44,11 @@ def code_hash() -> str:
 
 def input_hash(folder: Path, plan: dict[str, Any]) -> str:
     h = hashlib.sha256(code_hash().encode())
+    from ..user_config import CONFIG_NAME
+
+    cfg_dir = folder.parent if folder.is_file() else folder
     files = (
-        [folder / "run.json"]
+        [folder / "run.json", cfg_dir / CONFIG_NAME]
         + (list(plan.get("trace_files") or [plan["trace"]]) if plan["trace"] else [])
         + [e["file"] for e in plan["logic"]]
         + ([plan["uart"]] if plan["uart"] else [])

@@ -88,6 +88,10 @@ def plan_capture(folder: Path, *, tick_hz: int | None = None) -> dict[str, Any]:
         if (folder / "uart.log").is_file():
             plan["uart"] = folder / "uart.log"
     plan["trace"] = plan["trace_files"][0] if plan["trace_files"] else None
+    from ..user_config import load_config
+
+    cfg = load_config(folder, run)  # crosstrace.toml / run.json "crosstrace": own intervals, pins
+    plan["user_config"] = cfg.as_dict() if cfg is not None else None
     if plan["trace_tick_hz"] is None and tick_hz:
         plan["trace_tick_hz"] = plan["trace_tick_hz_assumed"] = int(tick_hz)
     return plan
@@ -125,6 +129,7 @@ def capture_sources(plan: dict[str, Any]) -> list[dict[str, Any]]:
                 "files": [Path(f) for f in plan["trace_files"]] or [Path(plan["trace"])],
                 "tick_hz": plan["trace_tick_hz"],
                 "samplerate": None,
+                "user_config": plan.get("user_config"),
             }
         )
     for e in plan["logic"]:
@@ -136,6 +141,7 @@ def capture_sources(plan: dict[str, Any]) -> list[dict[str, Any]]:
                 "tick_hz": None,
                 "samplerate": e["samplerate"],
                 "profile": e["profile"],
+                "user_config": plan.get("user_config"),
             }
         )
     return out

@@ -238,6 +238,7 @@ _PRELOAD = [
     "analyzers.run",
     "analyzers.calib",
     "analyzers.metrics.kernel",
+    "analyzers.user_config",
     "analyzers.context_switch",
     "analyzers.cpu_load",
     "analyzers.isr_latency",

@@ -140,7 +140,9 @@ def load_campaign(out_dir: Path) -> dict[str, Any]:
             f"{out_dir}: no manifest.json (run `crosstrace analyze ... -o {out_dir}` first)"
         )
     d: dict[str, Any] = {"manifest": json.loads(mf.read_text())}
-    for name in ("campaign", "crossval", "alignment", "comparison", "crossval_counts", "overhead"):
+    names = ("campaign", "crossval", "alignment", "comparison", "crossval_counts", "overhead")
+    names += ("kernel_vs_pin",)
+    for name in names:
         p, c = out_dir / f"{name}.parquet", out_dir / f"{name}.csv"
         if p.is_file():
             d[name] = pd.read_parquet(p)

@@ -225,7 +225,12 @@ def build(trace: Any, capture: Any, *, sites: Any = (), options: dict[str, Any] 
                 tl.notes.append("pins not aligned: no site seen in both the trace and the capture")
                 tl.clock = "trace (pins on their own clock: no common site)"
             else:
-                align = fit(te, le)
+                try:
+                    align = fit(te, le)
+                except AnalysisError as e:  # export anyway, and say the pins are not aligned
+                    tl.notes.append(f"pins not aligned ({e}); on their own clock")
+                    tl.clock = "trace (pins on their own clock: alignment failed)"
+            if align is not None:
                 tl.quantum_ns = float(align.quantum_ns)
                 tl.notes.append(
                     f"pins mapped by offset {align.offset_ns:.1f} ns, drift {align.drift_ppm:.3f} ppm"

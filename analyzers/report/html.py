@@ -155,7 +155,8 @@ def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, An
             f"measured {S.SOURCE_LABEL.get(h['source'], h['source'])}"
             f"{' (' + esc(h['profile']) + ' analyzer)' if h['profile'] else ''}{over}; {slower}.</p>"
         )
-    parts.append("<div class='top'><div class='panel'>" + agreement_summary(ag, caps) + "</div>")
+    parts.append("<div class='top'><div class='panel'>" + agreement_summary(ag, caps)
+                 + (metric_agreement(ag, h["metric"]) if h else "") + "</div>")
     parts.append("<div class='grid'>")
     for t in tests:
         src = S.SOURCE_LABEL.get(t.source, t.source) + (f", {t.profile}" if t.profile else "")
@@ -164,6 +165,30 @@ def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, An
                  "bar: µs · CPU cycles (instructions under QEMU icount) · multiple of the fastest. "
                  "Hover for details.</p></section>")
     return "\n".join(parts)
+
+
+def metric_agreement(ag: S.Agreement, metric: str) -> str:
+    """Trace against pins for the headline metric, and what was not judged (by metric)."""
+    xv = ag.all_rows
+    if xv is None or xv.empty:
+        return ""
+    out = []
+    m = xv[xv["metric"] == metric]
+    if not m.empty and "rtos" in m.columns:
+        items = []
+        for rtos, g in m.groupby("rtos"):
+            raw = S._max_abs(g, "raw_rel_diff_pct")
+            items.append(f"<li><b>{esc(rtos)}</b>: trace {F.fmt_num(float(g['trace_mean'].mean()), 'ns')}, "
+                         f"pins {F.fmt_num(float(g['logic_mean'].mean()), 'ns')}"
+                         + (f", raw Δ up to {_pct(raw)}" if raw == raw else "") + "</li>")
+        out.append(f"<p><code>{esc(metric)}</code> measured both ways:</p><ul>{''.join(items)}</ul>")
+    other = xv[~xv["verdict"].isin(["PASS", "FAIL"])]
+    if not other.empty:
+        by = other.groupby(["verdict", "metric"]).size().sort_values(ascending=False)
+        items = [f"{esc(mt)} ×{n} ({esc(v)})" for (v, mt), n in by.head(4).items()]
+        more = f", … {len(by) - 4} more" if len(by) > 4 else ""
+        out.append(f"<p class='muted'>Not judged: {', '.join(items)}{more}.</p>")
+    return "\n".join(out)
 
 
 def agreement_summary(ag: S.Agreement, caps: list[dict[str, Any]]) -> str:

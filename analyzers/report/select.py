@@ -63,6 +63,7 @@ class Agreement:
     incomplete: Any = None  #: DataFrame of INCOMPLETE rows
     controls: list[dict[str, Any]] = field(default_factory=list)  #: negative-control captures
     rows: int = 0
+    all_rows: Any = None  #: the cross-validation rows that are not negative controls
 
     @property
     def agree(self) -> bool:
@@ -85,6 +86,7 @@ def agreement(xv: Any, info: dict[str, dict[str, Any]]) -> Agreement:
     for v, n in real["verdict"].value_counts().items():
         ag.counts[str(v)] = ag.counts.get(str(v), 0) + int(n)
     ag.rows = len(real)
+    ag.all_rows = real
     ag.failures = real[real["verdict"] == "FAIL"]
     ag.incomplete = real[real["verdict"] == "INCOMPLETE"]
     for cid in sorted(neg):

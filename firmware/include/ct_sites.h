@@ -16,7 +16,10 @@
     X(8, FFT_STOP,        "fft.stop",         9)           \
     X(9, ADC_SAMPLE,      "fft.sample",      10)           \
     X(10, UART_SEND,      "fft.uart_send",   11)           \
-    X(11, CALIB_LOOP,     "calib.loop",      12)
+    X(11, CALIB_LOOP,     "calib.loop",      12)           \
+    X(12, TM_COUNT,       "tm.count",        15)           \
+    X(13, TM_ISR,         "tm.isr",           0)           \
+    X(14, TM_REPORT,      "tm.report",        1)
 
 #define CT_SITE_ENUM(id, cname, dotted, pin) CT_SITE_##cname = id,
 enum ct_site_id { CT_SITE_NONE = 0, CT_SITE_TABLE(CT_SITE_ENUM) CT_SITE_COUNT };

@@ -3,6 +3,7 @@ network request made by the page (Chromium's own net log)."""
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import struct
@@ -26,8 +27,14 @@ WIDTHS = ((1366, 768), (820, 1100))
 #: appended to a copy of the page: where the key elements end, read back with --dump-dom
 _PROBE = """<script>(function(){function b(s){var e=document.querySelector(s);
 return e?Math.round(e.getBoundingClientRect().bottom):-1;}
+function hover(s){var e=document.querySelector(s);if(!e)return '';
+e.dispatchEvent(new MouseEvent('mouseover',{bubbles:true}));
+return document.getElementById('tip').textContent;}
+var th=document.querySelector('table.sortable th:nth-child(4)');if(th)th.click();
 document.body.setAttribute('data-probe',JSON.stringify({answer:b('.answer'),agree:b('.top .panel h3'),
-cards:b('.top .cards'),chart:b('.grid svg.chart'),h:window.innerHeight}));})();</script>"""
+cards:b('.top .cards'),chart:b('.grid svg.chart'),h:window.innerHeight,tipbar:hover('.grid rect[data-tip]'),
+tippoint:hover('#figures ~ details svg circle[data-tip]'),sorted:th?th.getAttribute('data-dir'):''}));})();
+</script>"""
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +136,10 @@ def test_first_screen_in_chromium(chromium, page, tmp_path, size):
     assert "Do trace and pins agree? Yes." in dom and "is fastest at" in dom
     for key in ("answer", "agree", "cards", "chart"):
         assert 0 < pos[key] <= pos["h"], (key, pos)  # on the first screen, without scrolling
+    # interactive: hovering a bar or an instance shows its tooltip; a header click sorts
+    assert " ns" in pos["tipbar"] and "× the fastest" in pos["tipbar"], pos
+    assert "instance #" in pos["tippoint"] and "at t=" in pos["tippoint"], pos
+    assert pos["sorted"] == "asc"
 
 
 def _positions(exe, page, tmp_path, w, h):
@@ -136,9 +147,9 @@ def _positions(exe, page, tmp_path, w, h):
     probe.write_text(page.read_text().replace("</body>", _PROBE + "</body>"))
     dom = _run(exe, tmp_path, "--dump-dom", f"--window-size={w},{h}", probe.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    pos = json.loads(dom.stdout.split('data-probe="', 1)[1].split('"', 1)[0].replace("&quot;", '"'))
+    pos = json.loads(html.unescape(dom.stdout.split('data-probe="', 1)[1].split('"', 1)[0]))
     assert pos["h"] > 0
-    return pos, dom.stdout
+    return pos, dom.stdout.replace("&amp;", "&")
 
 
 def test_the_checks_catch_a_blank_page_a_network_request_and_a_short_screen(chromium, page, tmp_path):

@@ -105,7 +105,32 @@ def test_campaign_file_covers_the_matrix():
             assert (rtos, app) in have
         ntasks = {int(s.options["CT_NTASKS"]) for s, _ in runs if (s.rtos, s.app) == (rtos, "ctx_switch")}
         assert {2, 5, 10} <= ntasks
-    for s, rid in runs:
+    ref = {(s.rtos, s.app_dir): s for s, rid in runs if rid == "ref"}
+    board = {(s.rtos, s.app_dir): s for s, rid in runs if rid == "board"}
+    assert len(ref) + len(board) == len(runs)
+    for s in ref.values():
         names = [p.name for p in s.profiles]
-        assert names[0] == "ideal" and len(names) >= 2 and rid == "ref"
+        assert names[0] == "ideal" and len(names) >= 2 and s.shift == 0
         assert any(p.samplerate == 100_000_000 and p.ppm == 50 for p in s.profiles)
+    # board speed (issue 12): the same runs, but the negative controls, at 8 ns per instruction
+    assert set(board) == {k for k in ref if "negctl" not in k[1]}
+    for k, s in board.items():
+        assert s.shift == 3 and [p.name for p in s.profiles] == ["la100", "la24"]
+        assert (s.options, s.variant) == (ref[k].options, ref[k].variant)
+    negctl = {k: s.options for k, s in ref.items() if "negctl" in k[1]}
+    assert set(negctl) == {(r, f"isr_latency-negctl-{kind}") for r in ("freertos", "threadx")
+                           for kind in ("delay", "drop")}
+
+
+def test_negative_control_and_time_scale_entries():
+    from vla.campaign import negative_control, time_scale
+
+    assert time_scale(0) == {"icount_shift": 0, "ns_per_insn": 1}
+    assert time_scale(3) == {"icount_shift": 3, "ns_per_insn": 8}
+    assert negative_control({"CT_TRACE": 1, "CT_ITERATIONS": 200}, 0) == (None, None)
+    nc, ex = negative_control({"CT_NEGCTL_DELAY_SITE": 6, "CT_NEGCTL_DELAY_INSNS": 64}, 3)
+    assert nc == {"kind": "trace_delay", "site": "isr.task_wake", "instructions": 64, "expected_delta_ns": 512}
+    assert ex == {"verdict": "FAIL", "metric": "isr.to_task.latency"}
+    nc, ex = negative_control({"CT_NEGCTL_DROP_SITE": 5, "CT_NEGCTL_DROP_EVERY": 4}, 0)
+    assert nc == {"kind": "trace_drop", "site": "isr.enter", "every": 4}
+    assert ex == {"verdict": "INCOMPLETE", "metric": "isr.to_task.latency"}

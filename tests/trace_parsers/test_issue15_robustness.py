@@ -137,6 +137,19 @@ def test_sigrok_edge_bomb_is_refused_naming_the_limit(tmp_path: Path,
     assert len(read_sigrok(p).events) == 99_999
 
 
+def test_small_file_cannot_demand_a_gigabyte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15: a few KB inflating to millions of edges; the default limit scales with the file."""
+    monkeypatch.delenv("CROSSTRACE_MAX_EDGES", raising=False)
+    meta = _meta(probes="8").replace(b"probe2=b\n", b"".join(b"probe%d=p%d\n" % (i, i) for i in range(2, 9)))
+    p = _sr(tmp_path / "bomb.sr", [("version", b"2"), ("metadata", meta),
+                                   ("logic-1-1", b"\x00\xff" * (1 << 20))])  # 16.7 M edges
+    assert p.stat().st_size < 4096
+    with pytest.raises(TraceFormatError) as ei:
+        read_sigrok(p, on_corrupt="skip")
+    assert ei.value.code == "LIMIT_EXCEEDED" and "CROSSTRACE_MAX_EDGES" in str(ei.value)
+    assert f"more than {1024 * p.stat().st_size:,} edges" in str(ei.value)  # 1,024 per file byte
+
+
 def test_dsview_edge_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hdr = ("[version]\nversion = 2\n[header]\ndevice mode = 0\ntotal samples = 80000\n"
            "total probes = 1\ntotal blocks = 1\nsamplerate = 1 MHz\nprobe0 = a\n")

@@ -152,9 +152,11 @@ def fuzz(args: argparse.Namespace) -> dict:
     findings: dict[str, dict] = {}
     t_end = time.monotonic() + args.seconds if args.seconds else float("inf")
     total = 0
+    stop = []
+    old_term = signal.signal(signal.SIGTERM, lambda *_: stop.append(1))  # end cleanly, keep stats
     tmpdir = Path(tempfile.mkdtemp(prefix="ctfuzz-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
     try:
-        while total < (args.inputs or float("inf")) and time.monotonic() < t_end:
+        while total < (args.inputs or float("inf")) and time.monotonic() < t_end and not stop:
             fmt = fmts[total % len(fmts)]
             pool = seeds[fmt]
             t0 = time.perf_counter()
@@ -180,18 +182,26 @@ def fuzz(args: argparse.Namespace) -> dict:
                 findings[sig]["count"] += 1
             if args.progress and total % args.progress == 0:
                 print(f"{total} inputs, {len(findings)} distinct findings", flush=True)
+                _write_stats(out, args, total, stats, findings)
+    except KeyboardInterrupt:
+        pass
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         for p in tmpdir.iterdir():
             p.unlink()
         tmpdir.rmdir()
-    for st in stats.values():
-        st["per_second"] = round(st["inputs"] / st["seconds"], 1) if st["seconds"] else None
+    return _write_stats(out, args, total, stats, findings)
+
+
+def _write_stats(out: Path, args: argparse.Namespace, total: int, stats: dict, findings: dict) -> dict:
+    per = {}
+    for fmt, st in stats.items():
         spent = st["seconds"] + st["mutate_seconds"]
-        st["per_second_with_mutation"] = round(st["inputs"] / spent, 1) if spent else None
-        st["seconds"] = round(st["seconds"], 2)
-        st["mutate_seconds"] = round(st["mutate_seconds"], 2)
+        per[fmt] = dict(st, seconds=round(st["seconds"], 2), mutate_seconds=round(st["mutate_seconds"], 2),
+                        per_second=round(st["inputs"] / st["seconds"], 1) if st["seconds"] else None,
+                        per_second_with_mutation=round(st["inputs"] / spent, 1) if spent else None)
     summary = {"inputs": total, "mode": "isolate" if args.isolate else "inproc", "seed": args.seed,
-               "per_format": stats, "findings": findings}
+               "per_format": per, "findings": findings}
     (out / "stats.json").write_text(json.dumps(summary, indent=1))
     return summary
 

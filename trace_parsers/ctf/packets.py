@@ -28,6 +28,9 @@ from .decode import Bad, Compiled, Ctx, Short, header_event_id
 CTF_MAGIC = 0xC1FC1FC1
 RESYNC_EVENTS = 16  #: a resync candidate must decode this many events (or reach the end) cleanly
 RESYNC_WINDOW = 1 << 16  #: bytes searched for a resync point after damage
+RESYNC_SPAN = 256  #: bytes of further candidates compared after the first clean one
+RESYNC_MIN = 4  #: clean events needed before a position is a resync candidate
+RESYNC_CHECKED = 3  #: events after which candidates' clock values are compared
 
 
 class RawEvent:
@@ -150,8 +153,7 @@ class StreamDecoder:
             content_bits = min(content_bits, len(buf) * 8)
         self._packet_facts(pos, pctx, sid)
         ctx.end = content_bits
-        self._events(buf, pos, bit, sid, int(pctx.get("cpu_id", -1)), hdr, pctx,
-                     explicit=pctx.get("content_size") is not None or pctx.get("packet_size") is not None)
+        self._events(buf, pos, bit, sid, int(pctx.get("cpu_id", -1)), hdr, pctx)
         self.info.packets += 1
         return pos + packet_bits // 8
 
@@ -233,8 +235,7 @@ class StreamDecoder:
                        cpu, self.info.packets)
         return rec, bit
 
-    def _events(self, buf: Any, pos: int, bit: int, sid: int, cpu: int, hdr: Any, pctx: Any,
-                *, explicit: bool) -> None:
+    def _events(self, buf: Any, pos: int, bit: int, sid: int, cpu: int, hdr: Any, pctx: Any) -> None:
         ctx = self.ctx
         amask = self.c.header_align[sid] - 1
         end = ctx.end
@@ -245,7 +246,7 @@ class StreamDecoder:
             try:
                 rec, bit = self._event(buf, bit, sid, cpu, pos)
             except Short as e:
-                if not explicit and _all_zero(buf, bit >> 3, end >> 3):
+                if _all_zero(buf, bit >> 3, end >> 3):  # RAM dumps: the unused buffer tail
                     self._padding(pos, bit, end)
                     return
                 self.diags.append(diagnostic("TRUNCATED", pos + bit // 8, f"the stream ends inside an "
@@ -271,47 +272,82 @@ class StreamDecoder:
 
     def _resync(self, buf: Any, bad_bit: int, sid: int, cpu: int, pos: int, hdr: Any,
                 pctx: Any) -> int | None:
-        """First byte position after ``bad_bit`` from which events decode cleanly again."""
+        """Where decoding resumes after damage at ``bad_bit``. From the first position where at
+        least ``RESYNC_MIN`` events decode cleanly, ``RESYNC_SPAN`` more bytes of positions are
+        compared by :meth:`_probe`'s score (most clean events, fewest implausible ones, smallest
+        clock), then the earliest position wins."""
         ctx = self.ctx
         step = max(self.c.header_align[sid], 8)
         end = ctx.end
         saved = dict(ctx.clocks), dict(ctx.wraps)
         limit = min(end, bad_bit + 8 * RESYNC_WINDOW)
         cand = ((bad_bit + step) // step) * step
-        found = None
-        while cand < limit:
-            if self._probe(buf, cand, sid, cpu, pos, end):
-                found = cand
-                break
+        best: tuple[int, int, int, int] | None = None
+        stop = limit
+        while cand < stop:
+            n_ok, odd, at = self._probe(buf, cand, sid, cpu, pos, end)
+            if n_ok >= RESYNC_MIN:
+                score = (-n_ok, odd, at, cand)
+                if best is None:
+                    stop = min(limit, cand + 8 * RESYNC_SPAN)
+                if best is None or score < best:
+                    best = score
             ctx.clocks, ctx.wraps = dict(saved[0]), dict(saved[1])
             cand += step
         ctx.clocks, ctx.wraps = saved
         ctx.scopes = {"trace.packet.header": hdr, "stream.packet.context": pctx}
-        if found is None:
+        if best is None:
             self.diags.append(diagnostic("CTF_RESYNC", pos + bad_bit // 8, "no decodable event "
                                          f"after the damage at 0x{pos + bad_bit // 8:x}: the rest of "
                                          "the packet is lost", count=(end - bad_bit) // 8))
             return None
+        found = best[3]
         skipped = (found - bad_bit) // 8
         self.diags.append(diagnostic("CTF_RESYNC", pos + bad_bit // 8, f"skipped {skipped} damaged "
                                      f"bytes at 0x{pos + bad_bit // 8:x}; decoding resumed at "
                                      f"0x{pos + found // 8:x}", count=skipped))
         return found
 
-    def _probe(self, buf: Any, bit: int, sid: int, cpu: int, pos: int, end: int) -> bool:
-        """Do events decode cleanly from ``bit``, with plausible clock steps (a false start decodes
-        random timestamps: a step beyond half the timestamp range or a minute rejects it)?"""
+    def _probe(self, buf: Any, bit: int, sid: int, cpu: int, pos: int, end: int) -> tuple[int, int, int]:
+        """Score of ``bit`` as a resync point: (events decoded cleanly, capped at
+        ``RESYNC_EVENTS``, reaching the end of the content or only zero bytes counting as all;
+        implausible events among the first ``RESYNC_CHECKED``: a clock step beyond half the
+        timestamp range or a minute, text that is not printable UTF-8; the clock value after
+        them: the true start follows the damage closest in time, false starts decode random
+        timestamps, which push the unrolled clock ahead)."""
         amask = self.c.header_align[sid] - 1
         clock, limit = self.c.default_clock[sid], self.c.max_step[sid]
-        for _ in range(RESYNC_EVENTS):
+        ctx = self.ctx
+        n = at = odd = 0
+        while n < RESYNC_EVENTS:
+            if n == RESYNC_CHECKED:
+                at = ctx.clocks.get(clock, 0) if clock else 0
             bit = (bit + amask) & ~amask
             if bit >= end:
-                return True
-            before = self.ctx.clocks.get(clock) if clock else None
+                n = RESYNC_EVENTS
+                break
+            before = ctx.clocks.get(clock) if clock else None
             try:
                 rec, bit = self._event(buf, bit, sid, cpu, pos)
             except (Short, Bad):
-                return _all_zero(buf, bit >> 3, end >> 3)
-            if limit is not None and before is not None and rec.ts is not None and rec.ts - before >= limit:
-                return False
-        return True
+                n = RESYNC_EVENTS if _all_zero(buf, bit >> 3, end >> 3) else n
+                break
+            if n < RESYNC_CHECKED:
+                odd += _odd_text(rec.fields) + _odd_text(rec.context) + _odd_text(rec.stream_context)
+                if limit is not None and before is not None and rec.ts is not None and rec.ts - before >= limit:
+                    odd += 1
+            n += 1
+        if n <= RESYNC_CHECKED or not at:
+            at = ctx.clocks.get(clock, 0) if clock else 0
+        return n, odd, at
+
+
+def _odd_text(v: Any) -> int:
+    """1 if a decoded value holds text that is not printable UTF-8 (a false resync start)."""
+    if isinstance(v, str):
+        return int("\ufffd" in v or any(c < " " for c in v))
+    if isinstance(v, dict):
+        return max((_odd_text(x) for x in v.values()), default=0)
+    if isinstance(v, list) and v and isinstance(v[0], (str, dict, list)):
+        return max(_odd_text(x) for x in v)
+    return 0

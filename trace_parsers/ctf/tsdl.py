@@ -355,7 +355,8 @@ class Parser:
                 on_type(key, self.type_spec(), off)
             else:
                 self.expect("=")
-                on_value(key, self.value(), off)
+                voff = self.peek()[2]
+                on_value(key, self.value(), voff)
             self.expect(";")
 
     def _block_trace(self, off: int) -> None:

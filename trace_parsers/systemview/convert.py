@@ -89,9 +89,11 @@ def _sysdesc_items(texts: list[str]) -> tuple[dict[str, str], dict[int, str]]:
                 continue
             if k.startswith("I#"):
                 try:
-                    isrs[int(k[2:], 0)] = v.strip()
+                    irq = int(k[2:], 0) if len(k) <= 24 else -1
                 except ValueError:
                     continue
+                if 0 <= irq < 1 << 32:  # IRQ ids are u32 on the wire
+                    isrs[irq] = v.strip()
             else:
                 desc.setdefault(k, v.strip())
     return desc, isrs

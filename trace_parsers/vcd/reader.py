@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._edges import ChannelEdges, build_edge_trace, changes_to_edges, rescale_ticks
-from .._numbers import parse_uint
+from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
 
@@ -220,6 +220,9 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
             raise TraceFormatError("cannot convert to samples: the timescale is not an integer rate",
                                    code="VCD_BAD_SYNTAX", path=p, offset=0)
         rate = int(samplerate)
+        if not rate_ok(rate):
+            raise ValueError(f"Invalid value for the 'samplerate' parameter: expected 1 .. {MAX_RATE_HZ} "
+                             f"Hz, but got {samplerate!r} instead.")
         scale_num, scale_den = rate, tick_hz
     chans = []
     for v in allvars:

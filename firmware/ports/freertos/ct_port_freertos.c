@@ -171,6 +171,9 @@ ct_status ct_task_resume(int id)
     if (id < 0 || id >= CT_MAX_TASKS || tasks[id] == NULL) return CT_ERR;
     if (in_isr())
         isr_woken |= xTaskResumeFromISR(tasks[id]);
+    else if (xTaskGetSchedulerState() == taskSCHEDULER_NOT_STARTED)
+        (void)xTaskResumeFromISR(tasks[id]); /* in app_init: vTaskResume would pend PendSV, still at
+                                                 priority 0 before the scheduler starts, and take it */
     else
         vTaskResume(tasks[id]);
     return CT_OK;

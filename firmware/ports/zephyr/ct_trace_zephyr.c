@@ -5,7 +5,8 @@
  *  - SystemView (CONFIG_SEGGER_SYSTEMVIEW): site = EX MARK packet as on FreeRTOS; the RTT "SysView"
  *    up-buffer is drained to trace.SVDat (raw stream without the ';' header, like the FreeRTOS port).
  *    Linker wraps (firmware/zephyr/CMakeLists.txt): sysview_get_timestamp -> the board timestamp counter
- *    (TIM2, 1 GHz on QEMU), SEGGER_SYSVIEW_Conf -> Init with that frequency and our system description,
+ *    (TIM2, 1 GHz on QEMU), SEGGER_SYSVIEW_Conf -> nothing (Init + Start in ct_zephyr_trace_start, with
+ *    that frequency, our system description and SYSTIME in microseconds),
  *    SEGGER_RTT_WriteSkipNoLock -> counts written and refused (dropped) packets.
  *  - CTF (CONFIG_TRACING_CTF, RAM backend): site = named_event {name = dotted site name, arg0 = site id,
  *    arg1 = pin level}; the RAM buffer is written to trace.ctf (the CTF stream; the TSDL metadata is
@@ -57,19 +58,32 @@ static void cb_send_system_desc(void)
     SEGGER_SYSVIEW_SendSysDesc("I#15=SysTick,I#66=TIM5");
 }
 
-extern const SEGGER_SYSVIEW_OS_API SYSVIEW_X_OS_TraceAPI; /* Zephyr's sysview_config.c: task list */
-void __wrap_SEGGER_SYSVIEW_Conf(void);
-void __wrap_SEGGER_SYSVIEW_Conf(void)
+/* SystemView time in microseconds (SYSTIME packets): from the same counter as the timestamps. Zephyr's own
+ * callback returns k_cycle_get_32(), which is not in microseconds. */
+static U64 cb_get_time_us(void)
 {
-    SEGGER_SYSVIEW_Init(CT_TS_HZ, CT_BOARD_CPU_HZ, &SYSVIEW_X_OS_TraceAPI, cb_send_system_desc);
-    SEGGER_SYSVIEW_SetRAMBase(CT_SV_RAM_BASE);
+    return (U64)ct_ts() * 1000000u / CT_TS_HZ;
 }
 
-/* After ct_board_init() (the timestamp counter runs from there on: an earlier start would see it jump
- * back to 0) and before app_init() (task creation is recorded). */
+extern const SEGGER_SYSVIEW_OS_API SYSVIEW_X_OS_TraceAPI; /* Zephyr's sysview_config.c: the task list */
+static SEGGER_SYSVIEW_OS_API os_api;
+
+/* Zephyr calls SEGGER_SYSVIEW_Conf() at POST_KERNEL, before crosstrace's board code has started the
+ * timestamp counter: initialising there would anchor the first timestamp delta on a counter that then
+ * restarts from 0. Nothing is recorded before SEGGER_SYSVIEW_Start() (BOOT_ENABLE=n), so initialisation
+ * moves to ct_zephyr_trace_start(). */
+void __wrap_SEGGER_SYSVIEW_Conf(void);
+void __wrap_SEGGER_SYSVIEW_Conf(void) {}
+
+/* After ct_board_init() (the timestamp counter runs) and before app_init() (task creation is recorded),
+ * exactly as the FreeRTOS port starts its recorder. */
 void ct_zephyr_trace_start(void)
 {
+    os_api.pfGetTime = cb_get_time_us;
+    os_api.pfSendTaskList = SYSVIEW_X_OS_TraceAPI.pfSendTaskList;
     sv_file_open = (ct_board_trace_open(CT_SV_FILE) == 0);
+    SEGGER_SYSVIEW_Init(CT_TS_HZ, CT_BOARD_CPU_HZ, &os_api, cb_send_system_desc);
+    SEGGER_SYSVIEW_SetRAMBase(CT_SV_RAM_BASE);
     SEGGER_SYSVIEW_Start();
 #define CT_SV_NAME_SITE(sid, cname, dotted, pin) SEGGER_SYSVIEW_NameMarker(sid, dotted);
     CT_SITE_TABLE(CT_SV_NAME_SITE)
