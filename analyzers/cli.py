@@ -247,6 +247,7 @@ def write_events(trace: Any, out: Path) -> None:
     table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()]))
     table = table.append_column("ctx_type_name",
                                 pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()]))
+    table = _with_names(trace, table)
     suffix = out.suffix.lower()
     if suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -258,6 +259,42 @@ def write_events(trace: Any, out: Path) -> None:
         pcsv.write_csv(table, out)
     else:
         raise SystemExit(f"crosstrace: unsupported output {out} (expected .parquet or .csv)")
+
+
+def _with_names(trace: Any, table: Any) -> Any:
+    """Task/ISR names per row (``ctx_name``, ``target_name``) and, in the Parquet schema metadata
+    ``crosstrace``, the tick rate, time unit, RTOS and side tables (tasks, ISRs, markers)."""
+    import json as _json
+
+    import pyarrow as pa
+
+    from trace_parsers.model import CtxType
+
+    tasks = {t.ctx_id: t.name for t in trace.tasks}
+    isrs = {i.number: i.name for i in trace.isrs}
+    ev = trace.events
+    ct, cid, tgt = ev["ctx_type"].tolist(), ev["ctx_id"].tolist(), ev["target_id"].tolist()
+
+    def ctx_name(t: int, c: int) -> str | None:
+        if t == CtxType.TASK:
+            return tasks.get(c)
+        if t == CtxType.ISR:
+            return isrs.get(c)
+        return "idle" if t == CtxType.IDLE else None
+
+    table = table.append_column("ctx_name", pa.array([ctx_name(t, c) for t, c in zip(ct, cid)], pa.string()))
+    table = table.append_column("target_name", pa.array([tasks.get(t) for t in tgt], pa.string()))
+    m = trace.meta
+    meta = {
+        "source_format": m.source_format, "tick_hz": m.tick_hz, "ts_unit": m.ts_unit, "rtos": m.rtos,
+        "cores": m.cores, "tasks": [{"ctx_id": t.ctx_id, "name": t.name, "priority": t.priority}
+                                    for t in trace.tasks],
+        "isrs": [{"number": i.number, "name": i.name} for i in trace.isrs],
+        "markers": [{"id": k.id, "name": k.name} for k in trace.markers],
+    }
+    old = table.schema.metadata or {}
+    text = _json.dumps(meta, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    return table.replace_schema_metadata({**old, b"crosstrace": text})
 
 
 # -- decode ----------------------------------------------------------------------------------------
@@ -295,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from ._warnings import plain_warnings
+
+    plain_warnings()  # --on-corrupt warn: one line per damaged spot, not a Python warning
     try:
         return int(args.func(args) or 0)
     except ModuleNotFoundError as e:  # an optional part without its extra: one line, not a traceback

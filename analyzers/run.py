@@ -25,6 +25,7 @@ ANALYZERS = (
     "analyzers.workload",
     "analyzers.cpu_load",
     "analyzers.calib",
+    "analyzers.thread_metric",
     "analyzers.metrics.kernel",
     "analyzers.user_config",
 )

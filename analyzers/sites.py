@@ -57,6 +57,9 @@ def _builtin() -> tuple[Site, ...]:
         (9, "fft.sample", 10),
         (10, "fft.uart_send", 11),
         (11, "calib.loop", 12),
+        (12, "tm.count", 15),
+        (13, "tm.isr", 0),
+        (14, "tm.report", 1),
     ]
     return tuple(Site(i, n, f"PG{p}", n) for i, n, p in rows)
 

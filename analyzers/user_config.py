@@ -14,6 +14,9 @@ docs/your-firmware.md::
     selector = "mark_start:3"       # the trace event the pin shows
     edge = "rising"                 # rising | falling | both
 
+    [trace]
+    tick_hz = 1000000               # the trace's tick rate when it states none (TraceX)
+
 Event selectors: ``mark:<id>``, ``mark_start:<id>``, ``mark_stop:<id>`` (SystemView marks);
 ``marker:<name>``, ``marker_start:<name>``, ``marker_stop:<name>`` (a named marker); ``user:<id>``
 (a user event id, e.g. a TraceX user event); ``task:<name>:in`` / ``task:<name>:out`` (the task is
@@ -81,10 +84,14 @@ class UserConfig:
     intervals: tuple[Interval, ...] = ()
     pins: tuple[PinMap, ...] = ()
     source: str = ""  #: where it was read from
+    tick_hz: int | None = None  #: [trace] tick_hz: the trace's tick rate when it states none (TraceX)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"interval": [asdict(i) for i in self.intervals], "pin": [asdict(p) for p in self.pins],
-                "source": self.source}
+        d: dict[str, Any] = {"interval": [asdict(i) for i in self.intervals],
+                             "pin": [asdict(p) for p in self.pins], "source": self.source}
+        if self.tick_hz:
+            d["trace"] = {"tick_hz": self.tick_hz}
+        return d
 
     def selectors(self) -> list[str]:
         return sorted({s for i in self.intervals for s in (i.start, i.end)})
@@ -116,9 +123,12 @@ def parse_config(d: dict[str, Any], source: str = "") -> UserConfig:
     """A validated :class:`UserConfig` from the TOML/JSON structure (see the module docstring)."""
     if not isinstance(d, dict):
         raise _bad(f"{source}: the configuration must be a table/object")
-    unknown = set(d) - {"interval", "pin", "source"}
+    unknown = set(d) - {"interval", "pin", "trace", "source"}
     if unknown:
-        raise _bad(f"{source}: unknown keys {sorted(unknown)} (expected 'interval' and 'pin')")
+        raise _bad(f"{source}: unknown keys {sorted(unknown)} (expected 'interval', 'pin', 'trace')")
+    tick_hz = (d.get("trace") or {}).get("tick_hz")
+    if tick_hz is not None and (not isinstance(tick_hz, int) or isinstance(tick_hz, bool) or tick_hz <= 0):
+        raise _bad(f"{source}: [trace] tick_hz must be a positive integer (Hz), not {tick_hz!r}")
     intervals, pins, names = [], [], set()
     for i, it in enumerate(d.get("interval") or []):
         try:
@@ -141,7 +151,7 @@ def parse_config(d: dict[str, Any], source: str = "") -> UserConfig:
             raise _bad(f"{source}: pin {pm.channel!r}: edge {pm.edge!r} is not one of {', '.join(EDGES)}")
         check_selector(pm.selector)
         pins.append(pm)
-    return UserConfig(tuple(intervals), tuple(pins), source)
+    return UserConfig(tuple(intervals), tuple(pins), source, tick_hz)
 
 
 def load_config(path: Path, run: dict[str, Any] | None = None) -> UserConfig | None:

@@ -7,7 +7,15 @@ import importlib
 
 import pytest
 
-MODULES = ["trace_parsers.model", "analyzers.isr_latency"]
+MODULES = [
+    "trace_parsers.model",
+    "analyzers.isr_latency",
+    "analyzers.cpu_load",
+    "analyzers.metrics.sched",
+    "analyzers.metrics.registry",
+    "analyzers.user_config",
+    "analyzers.campaign.discover",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

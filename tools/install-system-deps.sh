@@ -2,7 +2,8 @@
 # Install the Debian packages crosstrace uses (decoders, cross toolchain, emulator, headless browser).
 # Needs root and apt-get; elsewhere it prints what to install and succeeds.
 set -euo pipefail
-pkgs=(sigrok-cli gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm cmake ninja-build chromium)
+pkgs=(sigrok-cli gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm cmake ninja-build chromium
+      babeltrace2 python3-bt2)  # babeltrace2: reference reader for the CTF differential tests
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

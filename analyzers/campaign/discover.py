@@ -176,7 +176,9 @@ def _discover_folder(
     if len(c.traces) > 1:
         stems = [pair_stem(group) for group in c.traces]
         for group, stem in zip(c.traces, stems):
-            found[f"{cid}/{stem}"] = group[0]
+            # two recordings with one name in different formats: the file names tell them apart
+            own = stem if stems.count(stem) == 1 else group[0].name
+            found[f"{cid}/{own}"] = group[0]
         for f in c.logic:  # a logic capture named after a recording belongs to that recording
             own = f.name.split(".")[0]
             if not any(own == st or own.startswith(st + "-") for st in stems):

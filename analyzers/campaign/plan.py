@@ -92,6 +92,8 @@ def plan_capture(folder: Path, *, tick_hz: int | None = None) -> dict[str, Any]:
 
     cfg = load_config(folder, run)  # crosstrace.toml / run.json "crosstrace": own intervals, pins
     plan["user_config"] = cfg.as_dict() if cfg is not None else None
+    if plan["trace_tick_hz"] is None and cfg is not None and cfg.tick_hz:
+        plan["trace_tick_hz"] = cfg.tick_hz  # crosstrace.toml [trace] tick_hz
     if plan["trace_tick_hz"] is None and tick_hz:
         plan["trace_tick_hz"] = plan["trace_tick_hz_assumed"] = int(tick_hz)
     return plan

@@ -26,6 +26,9 @@ def _single_threaded() -> None:
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
     _tune_malloc(True)
+    from .._warnings import plain_warnings
+
+    plain_warnings()
 
 
 #: glibc mallopt parameters
@@ -382,8 +385,16 @@ def _run_pool(
             if own:
                 pool.shutdown()
         return results
-    # Dask: "dask-local" starts a local cluster; anything else is a scheduler address. The graph
-    # goes to Dask whole: dependencies as futures, priorities as Dask priorities.
+    _run_dask(tasks, workers, scheduler, on_done)
+    return results
+
+
+def _run_dask(
+    tasks: list[dict[str, Any]], workers: int, scheduler: str, on_done: Callable[[dict[str, Any], Any], None]
+) -> None:
+    """Run the task graph on Dask: "dask-local" starts a local cluster; anything else is a
+    scheduler address. The graph goes to Dask whole: dependencies as futures, priorities as Dask
+    priorities."""
     from distributed import Client, LocalCluster
     from distributed import as_completed as d_as_completed
 
@@ -412,7 +423,7 @@ def _run_pool(
         client.close()
         if cluster is not None:
             cluster.close()
-    return results
+
 
 
 def _after(_deps: list[Any], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

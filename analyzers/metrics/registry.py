@@ -58,6 +58,7 @@ _CS, _ISR, _PER, _WL, _CAL, _CPU, _KER = (
     "analyzers.context_switch", "analyzers.isr_latency", "analyzers.periodicity", "analyzers.workload",
     "analyzers.calib", "analyzers.cpu_load", "analyzers.metrics.kernel",
 )
+_TM = "analyzers.thread_metric"
 
 #: Every metric, most specific first (lookup returns the first match).
 METRICS: tuple[MetricDef, ...] = (
@@ -85,6 +86,15 @@ METRICS: tuple[MetricDef, ...] = (
     _m("fft.frames_lost", "count", BOTH, False, "site", _WL, "frames started, never completed or sent"),
     _m("fft.uart.<name>", "count", (LOGIC,), False, "site", _WL, "UART result lines decoded from the pins"),
     _m("calib.loop", "ns", BOTH, True, "site", _CAL, "the calibration loop between two sites"),
+    _m("tm.round", "ns", BOTH, True, "site", _TM, "Thread-Metric: one round of every counting thread"),
+    _m("tm.thread<name>.round", "ns", BOTH, True, "site", _TM, "Thread-Metric: one thread's round"),
+    _m("tm.isr.interval", "ns", BOTH, True, "site", _TM, "Thread-Metric: N runs of the handler"),
+    _m("tm.period", "ns", BOTH, True, "site", _TM, "Thread-Metric: one reporting period"),
+    _m("tm.rate", "1/s", BOTH, False, "site", _TM, "Thread-Metric: iterations per second"),
+    _m("tm.<name>.rate", "1/s", BOTH, False, "site", _TM, "Thread-Metric: iterations per second"),
+    _m("tm.ns_per_iter", "ns", BOTH, False, "site", _TM, "Thread-Metric: ns per iteration"),
+    _m("tm.<name>.ns_per_iter", "ns", BOTH, False, "site", _TM, "Thread-Metric: ns per iteration"),
+    _m("tm.determinism.<name>", "count", BOTH, False, "site", _TM, "Thread-Metric: determinism check"),
     # -- CPU load (trace only) --------------------------------------------------------------------
     _m("cpu.load.core<core>.<context>", "pct", (TRACE,), False, "load", _CPU,
        "share of one core's window charged to a context (multi-core traces)"),

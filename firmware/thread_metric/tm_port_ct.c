@@ -70,11 +70,22 @@ static inline int in_isr(void)
 static uint32_t drain_ticks; /* time spent writing the trace out (semihosting), reported separately */
 /* The counting threads never idle, so the recorder's buffer is drained here (FreeRTOS/SystemView; the
  * ThreadX port keeps its buffer in RAM: no-op). A real probe reads RTT without CPU time. */
+static volatile uint32_t draining;
 static void drain(void)
 {
+    /* One reader at a time: the RTT read is not reentrant, and a thread preempted inside it (tick, time
+     * slicing, the reporting thread) by another drain would rewind the read offset and duplicate data. */
+    uint32_t m = ct_irq_save();
+    if (draining) {
+        ct_irq_restore(m);
+        return;
+    }
+    draining = 1u;
+    ct_irq_restore(m);
     uint32_t t0 = ct_ts();
     ct_port_trace_poll();
     drain_ticks += ct_ts() - t0;
+    draining = 0u;
 }
 #endif
 

@@ -9,7 +9,7 @@ import pytest
 
 from analyzers import _synth as S
 from analyzers.batch import analyze_dirs, discover, load_campaign
-from analyzers.campaign import capture, scheduler
+from analyzers.campaign import decode, scheduler
 from analyzers.cli import main
 
 from ._campaign import make_campaign
@@ -265,7 +265,7 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     def no_decoding(*a, **k):
         raise AssertionError("decoded again")
 
-    monkeypatch.setattr(capture, "_open", no_decoding)
+    monkeypatch.setattr(decode, "_open", no_decoding)
     again = B.analyze_capture(folder, "c", out)
     assert again["status"] == "ok"
     pd.testing.assert_frame_equal(pd.DataFrame(again["metrics"]), pd.DataFrame(first["metrics"]))
@@ -278,8 +278,8 @@ def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     log = folder / "logic-la100.sr"
     data = bytearray(log.read_bytes())
     calls = []
-    real_open = capture._open
-    monkeypatch.setattr(capture, "_open", lambda p, **k: calls.append(Path(p).name) or real_open(p, **k))
+    real_open = decode._open
+    monkeypatch.setattr(decode, "_open", lambda p, **k: calls.append(Path(p).name) or real_open(p, **k))
     log.write_bytes(bytes(data))
     B.analyze_capture(folder, "c", out, force=False, reuse_events=True)
     assert calls == []

@@ -61,6 +61,7 @@ def test_esp32_core_files_are_one_two_core_capture(recordings, tmp_path):
     metrics = {r["metric"] for r in res["metrics"]}
     assert {"cpu.load.core0.total", "cpu.load.core1.total", "ctx_switch.count.core1"} <= metrics
     assert res["rtos"] == "FreeRTOS"  # from the recording: no run.json says so
+    assert res["app"] == "lilu_esp32_freertos_load_s1"  # was "(no app)"
     ev = pd.read_parquet(tmp_path / "out" / "captures" / cid / "events-trace.ctev.parquet", columns=["core"])
     assert set(ev["core"].unique()) == {0, 1}
 
@@ -113,3 +114,55 @@ def test_a_missing_logic_file_does_not_fail_the_trace(tmp_path):
     assert any("gone.sr" in n for n in res["notes"]) and res["missing_sources"][0].endswith("gone.sr")
     assert any(r["source"] == "trace" for r in res["metrics"])
     assert any(dg["code"] == "IO_ERROR" for dg in res["diagnostics"])
+
+
+def test_on_corrupt_warn_prints_one_plain_line(tmp_path):
+    """--on-corrupt warn: a damaged spot is one 'crosstrace: warning:' line, not a Python warning
+    with its source line (run as a process: pytest replaces the warning display)."""
+    import subprocess
+    import sys
+
+    bad = corpus_dir("systemview") / "lilu_esp32_freertos_corrupt_procpu.SVDat"
+    r = subprocess.run([sys.executable, "-m", "analyzers.cli", "info", str(bad), "--on-corrupt", "warn"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("crosstrace: warning: ") for ln in lines), lines
+    assert "warnings.warn" not in r.stderr and "CorruptInputWarning" not in r.stderr
+
+
+def test_exported_events_carry_names_and_tick_rate(tmp_path):
+    import pyarrow.parquet as pq
+
+    src = corpus_dir("systemview") / SV[1]
+    out = tmp_path / "ev.parquet"
+    assert main(["events", str(src), "-o", str(out)]) == 0
+    t = pq.read_table(out)
+    meta = json.loads(t.schema.metadata[b"crosstrace"])
+    assert meta["tick_hz"] == 16_000_000 and meta["ts_unit"] == "ns" and meta["rtos"] == "FreeRTOS"
+    assert {"ledTask", "Tmr Svc"} <= {x["name"] for x in meta["tasks"]}
+    names = set(t.column("ctx_name").to_pylist())
+    assert "SysTick" in names and "ledTask" in names  # was: ids only
+    assert "ledTask" in set(t.column("target_name").to_pylist())
+
+
+def test_crosstrace_toml_states_the_tracex_tick_rate(tmp_path):
+    d = tmp_path / "tx"
+    d.mkdir()
+    shutil.copy(corpus_dir("tracex") / TRX, d / TRX)
+    (d / "crosstrace.toml").write_text("[trace]\ntick_hz = 1000000\n")
+    analyze_dirs([d], tmp_path / "o", scheduler="serial", quiet=True)
+    unit, mean = _units(tmp_path / "o", "isr.isr 0.duration")
+    assert unit == "ns" and mean == pytest.approx(252_000.0)
+    (d / "crosstrace.toml").write_text("[trace]\ntick_hz = -5\n")
+    m = analyze_dirs([d], tmp_path / "o2", scheduler="serial", quiet=True)
+    assert m["captures"][0]["code"] == "AN_BAD_CONFIG"
+
+
+def test_two_recordings_with_one_name_are_two_captures(tmp_path):
+    d = tmp_path / "same"
+    d.mkdir()
+    shutil.copy(corpus_dir("systemview") / SV[0], d / "run.SVDat")
+    shutil.copy(corpus_dir("tracex") / TRX, d / "run.trx")
+    ids = [cid for cid, _ in discover_all([d]).captures]
+    assert ids == ["same/run.SVDat", "same/run.trx"]

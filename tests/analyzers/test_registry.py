@@ -66,3 +66,19 @@ def test_the_check_fails_on_an_unregistered_or_mislabelled_metric():
     assert _check([("task.a.exec_time", "ns", "logic")])[1]
     ids = [d.id for d in METRICS]
     assert len(ids) == len(set(ids))
+
+
+def test_every_golden_metric_is_registered():
+    import json
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[1] / "golden"
+    rows = set()
+    for p in golden.rglob("metrics.json"):
+        for key, st in json.loads(p.read_text())["metrics"].items():
+            metric, source, _ = key.split("|")
+            rows.add((metric, st["unit"], source))
+    if not rows:
+        pytest.skip("no golden files")
+    unknown, wrong = _check(r for r in rows if r[2] != "firmware")
+    assert not unknown and not wrong, (sorted(unknown)[:10], wrong[:10])

@@ -172,3 +172,33 @@ def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     new = out / "qemu_netduinoplus2" / cid
     assert compare_capture(new, ref) == [], f"{cid}: differs from the committed capture"
+
+
+@pytest.mark.slow
+def test_every_committed_capture_image_rebuilds_identically(tmp_path, monkeypatch):
+    """Every run of captures/campaign.toml: the image built from this checkout has the committed
+    elf_sha256 (no QEMU run: catches a capture left stale by a change to the firmware sources)."""
+    for tool in ("make", "cmake", "ninja", "arm-none-eabi-gcc"):
+        need_tool(tool)
+    for rtos in RTOS_DEPS:
+        rtos_sources(rtos)
+    monkeypatch.setenv("FW_BUILD", str(tmp_path / "fw"))
+    built: dict[tuple, str] = {}
+    stale = []
+    for spec, rid in cap_mod.load_campaign():
+        run_json = CAPTURES / cap_mod.BOARD / spec.rtos / spec.app_dir / rid / "run.json"
+        meta = json.loads(run_json.read_text())
+        key = (spec.rtos, spec.app, spec.variant, tuple(spec.options.items()))
+        if key not in built:
+            built[key] = cap_mod.sha256_file(cap_mod.build_firmware(spec))
+        if built[key] != meta["firmware"]["elf_sha256"]:
+            stale.append(f"{spec.rtos}/{spec.app_dir}/{rid}")
+    assert not stale, f"stale captures (rerun `make campaign ONLY=..`): {stale}"
+
+
+def test_one_count_of_runs_everywhere():
+    """README.md and captures/README.md state the number of committed runs, and it is the real one."""
+    runs = len(list(CAPTURES.rglob("run.json")))
+    for doc in (ROOT / "README.md", CAPTURES / "README.md"):
+        said = {int(n) for n in re.findall(r"holds (?:\*\*)?(\d+) runs", doc.read_text())}
+        assert said == {runs}, f"{doc.name} says {sorted(said)} runs, captures/ has {runs}"

@@ -129,7 +129,8 @@ def test_negative_control_and_time_scale_entries():
     assert time_scale(3) == {"icount_shift": 3, "ns_per_insn": 8}
     assert negative_control({"CT_TRACE": 1, "CT_ITERATIONS": 200}, 0) == (None, None)
     nc, ex = negative_control({"CT_NEGCTL_DELAY_SITE": 6, "CT_NEGCTL_DELAY_INSNS": 64}, 3)
-    assert nc == {"kind": "trace_delay", "site": "isr.task_wake", "instructions": 64, "expected_delta_ns": 512}
+    assert nc == {"kind": "trace_delay", "site": "isr.task_wake", "instructions": 64,
+                  "expected_delta_ns": 512}
     assert ex == {"verdict": "FAIL", "metric": "isr.to_task.latency"}
     nc, ex = negative_control({"CT_NEGCTL_DROP_SITE": 5, "CT_NEGCTL_DROP_EVERY": 4}, 0)
     assert nc == {"kind": "trace_drop", "site": "isr.enter", "every": 4}

@@ -56,3 +56,21 @@ def test_harness_smoke(tmp_path: Path) -> None:
     assert set(summary["per_format"]) == set(fz.FORMATS)
     assert all(s["inputs"] == 30 for s in summary["per_format"].values())
     assert summary["findings"] == {}, summary["findings"]
+
+
+def test_child_mode_reports_hangs_and_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--isolate``: a reader that hangs is killed, one that exhausts memory is reported, a crash
+    of the child itself is reported; the fuzzing process survives all three."""
+    import os
+    import time
+
+    fz = _harness()
+    target = tmp_path / "x"
+    monkeypatch.setattr(fz, "check_one", lambda *a: time.sleep(30))
+    assert fz.run_isolated(target, b"x", "raise", 0.5, 0)[0] == "hang"
+    monkeypatch.setattr(fz, "check_one", lambda *a: bytearray(1 << 30))
+    assert fz.run_isolated(target, b"x", "raise", 20.0, 256 << 20)[0] == "memory"
+    monkeypatch.setattr(fz, "check_one", lambda *a: os.abort())
+    assert fz.run_isolated(target, b"x", "raise", 20.0, 0)[0].startswith("signal")
+    monkeypatch.setattr(fz, "check_one", lambda *a: None)
+    assert fz.run_isolated(target, b"x", "raise", 20.0, 0) is None

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, Union
 
-from ..errors import TraceFormatError, diagnostic, validate_on_corrupt
+from ..errors import TraceError, TraceFormatError, diagnostic, validate_on_corrupt
 from ..model import Diagnostic, Trace
 from .decode import Compiled
-from .packets import CTF_MAGIC, RawEvent, StreamDecoder
-from .tsdl import Metadata, looks_like_metadata, parse_metadata
+from .packets import RawEvent, StreamDecoder
+from .tsdl import looks_like_metadata, parse_metadata
 
-__all__ = ["read_ctf", "read_raw", "sniff", "RawCtf", "RawEvent", "find_files"]
+__all__ = ["read_ctf", "read_raw", "sniff", "RawCtf", "RawEvent", "find_files", "default_metadata"]
 
 PathLike = Union[str, Path]
 METADATA = "metadata"
@@ -50,9 +51,29 @@ def _is_metadata_file(p: Path) -> bool:
         return False
 
 
+#: Zephyr's TSDL metadata inside a Zephyr tree
+ZEPHYR_TSDL = "subsys/tracing/ctf/tsdl/metadata"
+
+
+def default_metadata() -> Path | None:
+    """Metadata for a stream recorded without one beside it (Zephyr's RAM/semihosting dumps; the
+    metadata is Zephyr's own file, not stored with captures): ``$CROSSTRACE_CTF_METADATA``, else
+    ``$ZEPHYR_BASE/subsys/tracing/ctf/tsdl/metadata``, else the same file under
+    ``$CT_DEPS_DIR/zephyrproject/zephyr``; None when none of them is a TSDL file."""
+    env = os.environ
+    cands = [Path(env["CROSSTRACE_CTF_METADATA"])] if env.get("CROSSTRACE_CTF_METADATA") else []
+    if env.get("ZEPHYR_BASE"):
+        cands.append(Path(env["ZEPHYR_BASE"]) / ZEPHYR_TSDL)
+    if env.get("CT_DEPS_DIR"):
+        cands.append(Path(env["CT_DEPS_DIR"]) / "zephyrproject" / "zephyr" / ZEPHYR_TSDL)
+    return next((c for c in cands if _is_metadata_file(c)), None)
+
+
 def find_files(path: PathLike, metadata: PathLike | None = None) -> tuple[Path, list[Path]]:
-    """(metadata file, stream files) for a trace folder, its metadata file, or one stream file."""
+    """(metadata file, stream files) for a trace folder, its metadata file, or one stream file
+    (metadata beside it, else :func:`default_metadata`)."""
     p = Path(path)
+    meta: Path | None
     if p.is_dir():
         meta = Path(metadata) if metadata is not None else p / METADATA
         streams = sorted(q for q in p.iterdir() if q.is_file() and q.name != METADATA
@@ -62,16 +83,20 @@ def find_files(path: PathLike, metadata: PathLike | None = None) -> tuple[Path, 
         return find_files(p.parent, p)
     else:
         meta = Path(metadata) if metadata is not None else p.parent / METADATA
+        if metadata is None and not meta.is_file():
+            meta = default_metadata() or meta
         streams = [p]
     if not meta.is_file():
         raise TraceFormatError(f"no CTF metadata file at {meta}: a CTF trace is a folder with a "
-                               "'metadata' file and stream files (or pass metadata=)",
+                               "'metadata' file and stream files (or pass metadata=, or set "
+                               "CROSSTRACE_CTF_METADATA / ZEPHYR_BASE for Zephyr streams)",
                                code="CTF_NO_METADATA", path=str(p))
     return meta, streams
 
 
 def sniff(head: bytes, path: Any = None) -> bool:
-    """True for a CTF trace folder, its TSDL metadata file, or a stream with metadata beside it."""
+    """True for a CTF trace folder, its TSDL metadata file, a stream with metadata beside it, or a
+    stream whose first bytes (``head``, 4 KiB) decode cleanly with :func:`default_metadata`."""
     if path is None:
         return looks_like_metadata(head)
     p = Path(path)
@@ -79,18 +104,30 @@ def sniff(head: bytes, path: Any = None) -> bool:
         return _is_metadata_file(p / METADATA)
     if looks_like_metadata(head):
         return True
-    side = p.parent / METADATA
-    if p.name == METADATA or not _is_metadata_file(side):
+    if p.name == METADATA:
         return False
-    magic = int.from_bytes(head[:4], "little") if len(head) >= 4 else None
-    return magic in (CTF_MAGIC, int.from_bytes(CTF_MAGIC.to_bytes(4, "little"), "big")) or \
-        b"packet.header" not in (side.read_bytes()[:1 << 20])
+    side = p.parent / METADATA
+    meta = side if _is_metadata_file(side) else default_metadata()
+    if meta is None or not head:
+        return False
+    try:
+        comp = _compiled(meta.read_bytes())
+        diags: list[Diagnostic] = []
+        out: list[RawEvent] = []
+        StreamDecoder(comp, head, 0, str(p), "raise", diags, out).run()
+    except (TraceError, OSError):
+        return False
+    return bool(out)  # damage raised: the head decoded cleanly (a cut last event is fine)
 
 
 @functools.lru_cache(maxsize=8)
 def _compiled(mdata: bytes) -> Compiled:
     """Parsed and compiled metadata, cached by content (Zephyr's 2200-line file takes ~0.1 s)."""
-    return Compiled(parse_metadata(mdata))
+    try:
+        return Compiled(parse_metadata(mdata))
+    except RecursionError:
+        raise TraceFormatError("the TSDL metadata nests types too deeply", code="CTF_BAD_METADATA",
+                               offset=0) from None
 
 
 class RawCtf:
@@ -112,7 +149,6 @@ def read_raw(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: st
         comp = _compiled(mdata)
     except TraceFormatError as e:
         raise e.with_path(str(meta_path)) from None
-    meta = comp.meta
     sha = hashlib.sha256(mdata)
     diags: list[Diagnostic] = []
     records: list[RawEvent] = []

@@ -225,7 +225,50 @@ def compile_type(t: Any, bo: str, *, no_clock: frozenset[str] = frozenset()) -> 
     raise TypeError(f"cannot decode {t!r}")  # pragma: no cover - the parser only builds the above
 
 
+def _flat_struct(t: StructT, bo: str, no_clock: frozenset[str]) -> Decoder | None:
+    """One ``struct.Struct`` for a structure of byte-aligned 8/16/32/64-bit integers and text
+    arrays in one byte order (Zephyr's headers and payloads): a single unpack per structure."""
+    if alignment(t) > 8 or not t.fields:
+        return None
+    codes, texts, clocks = [], [], []
+    orders = set()
+    for i, (n, f) in enumerate(t.fields):
+        if isinstance(f, IntT) and f.size in _INT_FMT and f.align <= 8:
+            orders.add(f.byte_order or bo)
+            codes.append(_INT_FMT[f.size] if f.signed else _INT_FMT[f.size].upper())
+            if f.clock and n not in no_clock:
+                clocks.append((i, f.clock, f.size))
+        elif isinstance(f, ArrayT) and _is_text(f.elem) and f.elem.align <= 8:
+            codes.append(f"{f.length}s")
+            texts.append(i)
+        else:
+            return None
+    if len(orders) > 1:
+        return None
+    fmt = struct.Struct((">" if orders == {"be"} else "<") + "".join(codes))
+    names, size = tuple(n for n, _ in t.fields), fmt.size * 8
+
+    def dec(buf: Any, bit: int, ctx: Ctx) -> tuple[dict[str, Any], int]:
+        bit = (bit + 7) & ~7
+        if bit + size > ctx.end:
+            raise Short(bit, f"structure of {size // 8} bytes")
+        vals = list(fmt.unpack_from(buf, bit >> 3))
+        for i in texts:
+            raw = vals[i]
+            cut = raw.find(b"\0")
+            vals[i] = (raw if cut < 0 else raw[:cut]).decode("utf-8", "replace")
+        for i, clock, w in clocks:
+            v = vals[i]
+            ctx.update_clock(clock, v if v >= 0 else v + (1 << w), w)
+        return dict(zip(names, vals)), bit + size
+
+    return dec
+
+
 def _struct_dec(t: StructT, bo: str, no_clock: frozenset[str]) -> Decoder:
+    flat = _flat_struct(t, bo, no_clock)
+    if flat is not None:
+        return flat
     amask = alignment(t) - 1
     pairs = tuple((n, _int_dec(f, f.byte_order or bo, clock_ok=False)
                    if n in no_clock and isinstance(f, IntT) else compile_type(f, bo))
@@ -253,7 +296,7 @@ def _array_dec(t: ArrayT | SeqT, bo: str) -> Decoder:
 
     def dec(buf: Any, bit: int, ctx: Ctx) -> tuple[Any, int]:
         n = fixed if fixed is not None else ctx.lookup(path, bit)
-        if not isinstance(n, int) or n < 0 or n > MAX_SEQUENCE:
+        if not isinstance(n, int) or n < 0 or n > (MAX_SEQUENCE if per else 1 << 12):
             raise Bad(bit, f"sequence length {n!r} (from {path!r}) is not a valid length")
         if per and bit + n * per > ctx.end:
             raise Short(bit, f"{n} array elements")

@@ -334,7 +334,8 @@ class StreamDecoder:
                 break
             if n < RESYNC_CHECKED:
                 odd += _odd_text(rec.fields) + _odd_text(rec.context) + _odd_text(rec.stream_context)
-                if limit is not None and before is not None and rec.ts is not None and rec.ts - before >= limit:
+                step = rec.ts - before if before is not None and rec.ts is not None else 0
+                if limit is not None and step >= limit:
                     odd += 1
             n += 1
         if n <= RESYNC_CHECKED or not at:

@@ -74,14 +74,13 @@ class Converted:
     kind: str
     text_offset: np.ndarray  #: int64, file offset of the hex digits of every converted byte
     cut: tuple[int, str] | None = None  #: (file offset, what) when the text ends early
+    end: int = 0  #: size of the text file
 
     def file_offset(self, offset: int) -> int:
         """File offset for an offset into the converted bytes (past the end: the text's cut/end)."""
         if 0 <= offset < len(self.text_offset):
             return int(self.text_offset[offset])
         return self.cut[0] if self.cut else self.end
-
-    end: int = 0
 
 
 def convert(data: bytes, path: str | None = None) -> Converted | None:

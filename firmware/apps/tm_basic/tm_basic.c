@@ -11,7 +11,7 @@ const char ct_app_name[] = "tm_basic";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "basic",
-    .nthreads = 1,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_basic_processing_counter},
     .iter_api = {TM_CT_API_NONE},
     .isr_counter = 0,

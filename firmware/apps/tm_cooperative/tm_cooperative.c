@@ -15,7 +15,7 @@ const char ct_app_name[] = "tm_cooperative";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "cooperative",
-    .nthreads = 5,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_cooperative_thread_0_counter,
                  &tm_cooperative_thread_1_counter,
                  &tm_cooperative_thread_2_counter,

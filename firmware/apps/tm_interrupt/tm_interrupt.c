@@ -13,7 +13,7 @@ const char ct_app_name[] = "tm_interrupt";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "interrupt",
-    .nthreads = 1,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_interrupt_thread_0_counter},
     .iter_api = {TM_CT_API_CAUSE_INTERRUPT},
     .isr_counter = &tm_interrupt_handler_counter,

@@ -14,7 +14,7 @@ const char ct_app_name[] = "tm_interrupt_preemption";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "interrupt_preemption",
-    .nthreads = 2,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_interrupt_preemption_thread_0_counter, &tm_interrupt_preemption_thread_1_counter},
     .iter_api = {TM_CT_API_SUSPEND, TM_CT_API_CAUSE_INTERRUPT},
     .isr_counter = &tm_interrupt_preemption_handler_counter,

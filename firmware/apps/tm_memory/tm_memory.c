@@ -11,7 +11,7 @@ const char ct_app_name[] = "tm_memory";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "memory",
-    .nthreads = 1,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_memory_allocation_counter},
     .iter_api = {TM_CT_API_POOL_ALLOC},
     .isr_counter = 0,

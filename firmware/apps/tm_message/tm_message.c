@@ -11,7 +11,7 @@ const char ct_app_name[] = "tm_message";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "message",
-    .nthreads = 1,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_message_processing_counter},
     .iter_api = {TM_CT_API_QUEUE_SEND},
     .isr_counter = 0,

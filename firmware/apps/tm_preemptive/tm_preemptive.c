@@ -15,7 +15,7 @@ const char ct_app_name[] = "tm_preemptive";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "preemptive",
-    .nthreads = 5,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_preemptive_thread_0_counter,
                  &tm_preemptive_thread_1_counter,
                  &tm_preemptive_thread_2_counter,

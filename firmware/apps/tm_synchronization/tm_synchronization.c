@@ -11,7 +11,7 @@ const char ct_app_name[] = "tm_synchronization";
 
 const tm_ct_app tm_ct_this_app = {
     .test = "synchronization",
-    .nthreads = 1,
+    .nthreads = CT_TM_THREADS,
     .counters = {&tm_synchronization_processing_counter},
     .iter_api = {TM_CT_API_SEM_GET},
     .isr_counter = 0,

@@ -26,6 +26,7 @@ static StaticQueue_t queue_bufs[CT_MAX_QUEUES];
 static ct_msg queue_pool[CT_FREERTOS_QUEUE_POOL_MSGS];
 static unsigned queue_used;
 static BaseType_t isr_woken;
+static uint8_t start_suspended[CT_MAX_TASKS]; /* ct_task_suspend before the scheduler starts */
 
 #if CT_TRACE
 void ct_sv_start(void);
@@ -50,6 +51,8 @@ void ct_port_start(void (*app_init)(void))
     ct_sv_start();
 #endif
     app_init();
+    for (int id = 0; id < CT_MAX_TASKS; ++id)
+        if (start_suspended[id]) vTaskSuspend(tasks[id]);
     vTaskStartScheduler(); /* returns only if the idle task could not be created */
 }
 
@@ -159,21 +162,27 @@ static inline int in_isr(void)
     return (ipsr & 0x1FFu) != 0u;
 }
 
+/* In app_init (scheduler not started) suspend/resume only mark the task; ct_port_start suspends the marked
+ * ones before starting the scheduler. (vTaskResume before the start would pend PendSV, still at priority 0,
+ * and take it; and the first task to run is pxCurrentTCB, which only vTaskSuspend of the current task
+ * re-selects: done in creation order, the highest-priority ready task runs first, as it must.) */
 ct_status ct_task_suspend(int id)
 {
     if (id < 0 || id >= CT_MAX_TASKS || tasks[id] == NULL) return CT_ERR;
-    vTaskSuspend(tasks[id]);
+    if (xTaskGetSchedulerState() == taskSCHEDULER_NOT_STARTED)
+        start_suspended[id] = 1u;
+    else
+        vTaskSuspend(tasks[id]);
     return CT_OK;
 }
 
 ct_status ct_task_resume(int id)
 {
     if (id < 0 || id >= CT_MAX_TASKS || tasks[id] == NULL) return CT_ERR;
-    if (in_isr())
+    if (xTaskGetSchedulerState() == taskSCHEDULER_NOT_STARTED)
+        start_suspended[id] = 0u;
+    else if (in_isr())
         isr_woken |= xTaskResumeFromISR(tasks[id]);
-    else if (xTaskGetSchedulerState() == taskSCHEDULER_NOT_STARTED)
-        (void)xTaskResumeFromISR(tasks[id]); /* in app_init: vTaskResume would pend PendSV, still at
-                                                 priority 0 before the scheduler starts, and take it */
     else
         vTaskResume(tasks[id]);
     return CT_OK;

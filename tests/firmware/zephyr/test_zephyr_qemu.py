@@ -229,3 +229,13 @@ def test_mpu_stack_guard_costs_time(tmp_path, app):
 def test_stm32f429_discovery_build(tmp_path, fmt):
     elf = build(tmp_path / "b", "fft_workload", board="stm32f429i_disco", CT_ZEPHYR_TRACE=fmt)
     assert elf.is_file() and b"board=stm32f429i_disco" in elf.read_bytes()
+
+
+@pytest.mark.slow
+def test_image_is_independent_of_the_build_folder(tmp_path):
+    """Two build folders, one ELF (-ffile-prefix-map for the checkout, Zephyr, modules and build folder):
+    a capture's elf_sha256 can be reproduced anywhere."""
+    a = build(tmp_path / "one", "isr_latency").read_bytes()
+    b = build(tmp_path / "some" / "much" / "longer" / "folder", "isr_latency").read_bytes()
+    assert str(tmp_path).encode() not in a
+    assert a == b

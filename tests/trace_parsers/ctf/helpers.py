@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -75,6 +76,7 @@ def make_trace(tmp: Path, tsdl: str, streams: dict[str, bytes]) -> Path:
     return d
 
 
+@functools.lru_cache(maxsize=1)
 def _bt2_python() -> str | None:
     for cand in (os.environ.get("CROSSTRACE_BT2_PYTHON"), "/usr/bin/python3", shutil.which("python3")):
         if cand and Path(cand).exists():

@@ -31,7 +31,8 @@ def zephyr_metadata() -> Path:
     d = os.environ.get("CT_DEPS_DIR")
     p = Path(d) / "zephyrproject/zephyr/subsys/tracing/ctf/tsdl/metadata" if d else None
     if p is None or not p.is_file():
-        msg = "Zephyr's CTF metadata not found: set CT_DEPS_DIR to a folder extracted by ../shared/deps/extract.sh"
+        msg = ("Zephyr's CTF metadata not found: set CT_DEPS_DIR to a folder extracted by "
+               "../shared/deps/extract.sh")
         if IN_CI:
             pytest.fail(msg + " — required in CI", pytrace=False)
         pytest.skip(msg)

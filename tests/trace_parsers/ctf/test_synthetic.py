@@ -120,7 +120,14 @@ def test_kind_of(name: str, kind: EventKind) -> None:
     assert kind_of(name) == kind
 
 
-def test_open_trace_recognises_every_shape(old: Path, percpu: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def no_default_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("CROSSTRACE_CTF_METADATA", "ZEPHYR_BASE", "CT_DEPS_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_open_trace_recognises_every_shape(old: Path, percpu: Path, tmp_path: Path,
+                                           no_default_metadata: None) -> None:
     for p in (old, old / "metadata", old / "channel0_0", percpu / "channel0_1"):
         assert detect_format(p) == "ctf", p
     assert len(open_trace(percpu / "channel0_1")) == 7  # one stream: that CPU only
@@ -149,3 +156,28 @@ def test_bad_packet_magic_is_a_format_error(percpu: Path) -> None:
     with pytest.raises(TraceFormatError) as e:
         read_ctf(percpu)
     assert e.value.code == "CTF_BAD_MAGIC" and e.value.offset == 0
+
+
+def test_stream_without_metadata_uses_the_default(old: Path, tmp_path: Path, no_default_metadata: None,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture's trace.ctf (Zephyr's metadata is not stored with it) is recognised and read with
+    $CROSSTRACE_CTF_METADATA (or ZEPHYR_BASE / CT_DEPS_DIR) when its first bytes decode with it."""
+    cap = tmp_path / "capture"
+    cap.mkdir()
+    stream = cap / "trace.ctf"
+    stream.write_bytes(B.zephyr_old_stream()[0])
+    (cap / "run.json").write_text("{}")
+    with pytest.raises(TraceFormatError):
+        detect_format(stream)
+    monkeypatch.setenv("CROSSTRACE_CTF_METADATA", str(old / "metadata"))
+    assert detect_format(stream) == "ctf"
+    tr = open_trace(stream)
+    assert len(tr) == 20 and tr.meta.extra["metadata"]["path"] == str(old / "metadata")
+    junk = cap / "junk.bin"  # bytes that do not decode with the default metadata
+    junk.write_bytes(bytes(range(7, 256)) * 20)
+    with pytest.raises(TraceFormatError):
+        detect_format(junk)
+    monkeypatch.setenv("CROSSTRACE_CTF_METADATA", str(cap / "missing"))
+    with pytest.raises(TraceFormatError) as e:
+        read_ctf(stream)
+    assert e.value.code == "CTF_NO_METADATA"

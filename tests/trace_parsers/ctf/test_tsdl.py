@@ -42,7 +42,8 @@ def test_features_declarations() -> None:
     assert m.byte_order == "be" and m.clocks["mono"].freq == 1_000_000
     assert (m.clocks["mono"].offset_s, m.clocks["mono"].offset) == (100, 5)
     hdr = dict(m.streams[0].event_header.fields)
-    assert isinstance(hdr["id"], EnumT) and hdr["id"].label(31) == "extended" and hdr["id"].label(7) == "compact"
+    assert isinstance(hdr["id"], EnumT)
+    assert hdr["id"].label(31) == "extended" and hdr["id"].label(7) == "compact"
     assert isinstance(hdr["v"], VariantT) and hdr["v"].tag_path == "id"
     f = dict(m.events[(0, 1)].fields.fields)
     assert isinstance(f["vals"], SeqT) and f["vals"].length_path == "n"
@@ -101,3 +102,23 @@ def test_metadata_without_trace_block() -> None:
         parse_metadata(b"/* CTF 1.8 */ typealias integer { size = 8; } := u8;")
     with pytest.raises(TraceFormatError, match="not UTF-8"):
         parse_metadata(b"/* CTF 1.8 */ \xff\xfe")
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import trace_parsers.ctf.tsdl as mod
+
+    res = doctest.testmod(mod)
+    assert res.attempted > 0 and res.failed == 0
+
+
+def test_deeply_nested_metadata_is_our_error(tmp_path) -> None:  # noqa: ANN001
+    from trace_parsers.ctf import read_ctf
+
+    body = "struct { " * 3000 + "u8 x;" + " } y;" * 2999 + " };"
+    (tmp_path / "metadata").write_text(HEAD + "event { name = a; id = 1; fields := " + body + " };")
+    (tmp_path / "s").write_bytes(b"\1" * 8)
+    with pytest.raises(TraceFormatError, match="nests types too deeply") as e:
+        read_ctf(tmp_path)
+    assert e.value.code == "CTF_BAD_METADATA"

@@ -1,0 +1,108 @@
+"""analyzers/thread_metric.py: Thread-Metric rates from the tm.* sites, on synthetic runs with known truth
+(rates, thread order, a starved thread, a wrong trace clock)."""
+
+import numpy as np
+import pytest
+
+from analyzers import _synth as S
+from analyzers.crossval import cross_validate
+from analyzers.thread_metric import bad_rounds, round_sizes, thread_metric
+from trace_parsers.errors import AnalysisError
+
+N = 64
+
+
+def tm_scenario(order=(0, 4, 3, 2, 1), iter_ns=100, rounds=60, period_rounds=10, starve=(), clock=1.0):
+    """T threads doing one iteration each per round (``iter_ns`` per iteration); thread ``order[j]``
+    fires tm.count at slot j of every N-th round; tm.report every ``period_rounds`` site rounds.
+    ``starve``: (round, thread) pairs whose site never happens (the thread fell N iterations behind).
+    ``clock``: times are scaled by it (a trace clock running fast or slow)."""
+    t_n = len(order)
+    opts = {"CT_TM_SITE_EVERY": N, "CT_TM_THREADS": t_n, "CT_TM_ORDER": "-".join(map(str, order))}
+    sc = S.Scenario("tm_preemptive", options=opts)
+    round_ns = N * t_n * iter_ns
+    t0 = 20_000
+    for r in range(rounds):
+        if r % period_rounds == 0:
+            sc.marks.append((round(clock * (t0 + r * round_ns - round_ns // 2)), "tm.report"))
+        for j, tid in enumerate(order):
+            if (r, tid) in starve:
+                continue
+            sc.marks.append((round(clock * (t0 + r * round_ns + j * iter_ns)), "tm.count"))
+    sc.marks.sort()
+    sc.truth = {"round_ns": round_ns, "rate": 1e9 / iter_ns}  # the threads take turns
+    return sc
+
+
+def results(sc, **cap_kw):
+    tr, cap = S.to_trace(sc), S.to_capture(sc, **cap_kw)
+    return tr, cap, thread_metric(tr, options=sc.options), thread_metric(cap, options=sc.options)
+
+
+def test_rates_per_thread_and_total_from_trace_and_pins():
+    sc = tm_scenario()
+    _, _, rt, rl = results(sc, ppm=30)
+    for r in (rt, rl):
+        sc_ = r.summary.scalars
+        assert sc_["tm.rate"][0] == pytest.approx(sc.truth["rate"], rel=1e-3)
+        assert sc_["tm.ns_per_iter"][0] == pytest.approx(100, rel=1e-3)  # = instructions at shift 0
+        for tid in range(5):  # each thread: N iterations per round
+            assert sc_[f"tm.thread{tid}.ns_per_iter"][0] == pytest.approx(500, rel=1e-3)
+        assert sc_["tm.determinism.ok"][0] == 1
+        assert r.summary.stats["tm.round"].n == 59  # 60 rounds of sites: k -> k+5, k = 0, 5, ..
+    # per-thread instances follow CT_TM_ORDER: slot 1 of every round is thread 4
+    tab = rt.table.to_pandas()
+    t4 = tab[tab.metric == "tm.thread4.round"]
+    assert t4.start_idx.tolist()[:3] == [1, 6, 11] and (t4.end_idx - t4.start_idx == 5).all()
+
+
+def test_cross_validation_pairs_the_instances_and_passes():
+    sc = tm_scenario()
+    tr, cap, rt, rl = results(sc, ppm=30, jitter_ns=2)
+    cv = cross_validate(
+        tr, cap, trace_table=rt.table, logic_table=rl.table,
+        trace_scalars=rt.summary.scalars, logic_scalars=rl.summary.scalars,
+    )  # fmt: skip
+    ag = {a.metric: a for a in cv.agreements}
+    assert ag["tm.round"].n_pairs == rt.summary.stats["tm.round"].n and ag["tm.round"].verdict == "PASS"
+    assert ag["tm.thread4.round"].verdict == "PASS" and ag["tm.period"].verdict == "PASS"
+
+
+def test_a_trace_clock_3_percent_fast_fails_the_rates():
+    true, fast = tm_scenario(), tm_scenario(clock=1.03)
+    tr = S.to_trace(fast)
+    cap = S.to_capture(true)
+    rt, rl = thread_metric(tr, options=true.options), thread_metric(cap, options=true.options)
+    assert rt.summary.scalars["tm.rate"][0] == pytest.approx(
+        rl.summary.scalars["tm.rate"][0] / 1.03, rel=1e-3
+    )
+    cv = cross_validate(tr, cap, trace_table=rt.table, logic_table=rl.table)
+    assert {a.metric: a.verdict for a in cv.agreements}["tm.round"] == "FAIL"
+
+
+def test_a_starved_thread_fails_the_determinism_check_on_both_sources():
+    ok = results(tm_scenario())
+    starved = results(tm_scenario(starve=[(r, 3) for r in (23, 24, 40)]))
+    for r in ok[2:]:
+        assert r.summary.scalars["tm.determinism.bad_rounds"][0] == 0
+        assert r.summary.scalars["tm.determinism.ok"][0] == 1
+    for r in starved[2:]:
+        assert r.summary.scalars["tm.determinism.bad_rounds"][0] == 3
+        assert r.summary.scalars["tm.determinism.ok"][0] == 0
+
+
+def test_round_sizes_group_sites_by_time():
+    t = np.array(
+        [0, 1, 2, 3, 4, 500, 501, 502, 503, 504, 1000, 1001, 1003, 1004, 1500, 1501, 1502, 1503, 1504]
+    )
+    assert round_sizes(t, 5).tolist() == [5, 5, 4, 5]
+    assert bad_rounds(t, 5) == 1 and bad_rounds(t[:10], 5) == 0
+
+
+def test_bad_options_raise_and_other_runs_are_left_alone():
+    sc = tm_scenario()
+    tr = S.to_trace(sc)
+    with pytest.raises(AnalysisError, match="BAD_OPTION"):
+        thread_metric(tr, options={**sc.options, "CT_TM_ORDER": "0-1-1-2-3"})
+    r = thread_metric(tr, options={"CT_NTASKS": 2})
+    assert r.table.num_rows == 0 and not r.summary.scalars
