@@ -63,6 +63,21 @@ ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout_ticks) { (void)
 /* Send from an ISR; never blocks; CT_ERR if the queue is full. */
 ct_status ct_queue_send_from_isr(int id, const ct_msg *msg) { (void)id; (void)msg; return CT_ERR_UNIMPLEMENTED; }
 
+/* Thread-Metric additions (thread_metric/tm_port_ct.c). Suspend task `id` (itself included); callable in
+ * app_init, where the task then starts suspended. Resume a suspended task, from a task or an ISR (a switch
+ * to a higher-priority task happens at once, or at ct_port_isr_exit). */
+ct_status ct_task_suspend(int id) { (void)id; return CT_ERR_UNIMPLEMENTED; }
+ct_status ct_task_resume(int id) { (void)id; return CT_ERR_UNIMPLEMENTED; }
+
+/* The ct id of the running task; -1 in an ISR before any task runs, or for a task ct did not create. */
+int ct_task_self(void) { return -1; }
+
+/* Pool `id` (0..CT_MAX_POOLS-1) of `nblocks` blocks of `block_bytes`; alloc never blocks (CT_ERR when
+ * empty); free returns a block to its pool. A kernel without block pools may use its heap. */
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks) { (void)id; (void)block_bytes; (void)nblocks; return CT_ERR_UNIMPLEMENTED; }
+ct_status ct_pool_alloc(int id, void **block) { (void)id; (void)block; return CT_ERR_UNIMPLEMENTED; }
+ct_status ct_pool_free(int id, void *block) { (void)id; (void)block; return CT_ERR_UNIMPLEMENTED; }
+
 /* Called by the board's interrupt wrappers (TIM5) first and last: record ISR enter / exit (SystemView
  * RecordEnterISR, ExitISR or ExitISRToScheduler exactly once; ThreadX execution-profile hooks) and
  * perform a pending context switch at exit. */

@@ -22,7 +22,10 @@ if(NOT EXISTS "${tm_test_src}")
   message(FATAL_ERROR "Thread-Metric test source not found: ${tm_test_src} (ThreadX sources without "
                       "utility/benchmarks/thread_metric?)")
 endif()
-target_sources(ct PRIVATE "${CMAKE_CURRENT_LIST_DIR}/tm_port_ct.c" "${tm_test_src}")
+# the app's descriptor (tm_ct.h) lives here too: apps/tm_<test>/ holds only options.cmake and README.md
+string(REGEX REPLACE "^tm_" "" tm_short "${APP}")
+target_sources(ct PRIVATE "${CMAKE_CURRENT_LIST_DIR}/tm_port_ct.c" "${CMAKE_CURRENT_LIST_DIR}/tm_app_${tm_short}.c"
+                          "${tm_test_src}")
 target_include_directories(ct PRIVATE "${CMAKE_CURRENT_LIST_DIR}" "${tm_upstream}")
 target_compile_definitions(ct PRIVATE "TM_TEST_DURATION=${CT_TM_PERIOD_MS}")
 # Upstream code as it is (K&R-style prototypes, unused variables: its warnings are not ours). Our

@@ -1,12 +1,18 @@
 """analyzers/thread_metric.py: Thread-Metric rates from the tm.* sites, on synthetic runs with known truth
 (rates, thread order, a starved thread, a wrong trace clock)."""
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from analyzers import _synth as S
 from analyzers.crossval import cross_validate
+from analyzers.sites import load_sites
 from analyzers.thread_metric import bad_rounds, round_sizes, thread_metric
+from trace_parsers import open_trace
 from trace_parsers.errors import AnalysisError
 
 N = 64
@@ -106,3 +112,73 @@ def test_bad_options_raise_and_other_runs_are_left_alone():
         thread_metric(tr, options={**sc.options, "CT_TM_ORDER": "0-1-1-2-3"})
     r = thread_metric(tr, options={"CT_NTASKS": 2})
     assert r.table.num_rows == 0 and not r.summary.scalars
+
+
+# ---- the committed Thread-Metric campaign (captures/qemu_netduinoplus2/<rtos>/tm_*/ref) -----------------
+
+ROOT = Path(__file__).resolve().parents[2]
+TM_CAPTURES = sorted(p for p in (ROOT / "captures" / "qemu_netduinoplus2").glob("*/tm_*/ref") if p.is_dir())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", TM_CAPTURES, ids=lambda p: f"{p.parts[-3]}/{p.parts[-2]}")
+def test_campaign_rates_agree_with_the_suites_own_counters(folder):
+    """Rates from the sites (trace and pins) against the firmware's counters (CT_INFO tm.p<k>.total per
+    period): an independent check of the analyzer; the determinism check gives one verdict on both
+    sources, and a pass wherever the suite's own check passed (FreeRTOS CubeIDE-like cooperative fails
+    both: time slicing lets the tick reorder the threads)."""
+    run = json.loads((folder / "run.json").read_text())
+    sites = load_sites(run)
+    trace = next(f for f in folder.iterdir() if f.suffix in (".SVDat", ".trx"))
+    uart = (folder / "uart.log").read_text()
+    info = {k: int(v) for k, v in re.findall(r"CT_INFO (\S+)=(\d+)", uart)}
+    periods = [
+        int(float(m)) for m in re.findall(r"CT_RESULT tm\.\S+\.period n=\d+ min=\d+ mean=([\d.]+)", uart)
+    ]
+    counted = info["tm.p2.total"] * 1e9 / periods[0]  # period 2: no start-up inside
+    rates, ok = [], []
+    kw = {"tick_hz": run["trace"]["tick_hz"]} if trace.suffix == ".trx" else {}  # TraceX states no rate
+    for src in (open_trace(str(trace), **kw), open_trace(str(folder / "logic.sr"))):
+        s = thread_metric(src, sites=sites, options=run["options"]).summary.scalars
+        ok.append(s["tm.determinism.ok"][0])
+        rates.append(s["tm.rate"][0])
+    assert rates[0] == pytest.approx(rates[1], rel=0.02)
+    assert ok[0] == ok[1]  # one verdict from the trace and from the pins
+    if info["tm.determinism.errors"] == 0:  # the suite's own check passed: no thread fell N/2 behind
+        assert ok[0] == 1
+    assert rates[1] == pytest.approx(counted, rel=0.05)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import analyzers.thread_metric as mod
+
+    res = doctest.testmod(mod)
+    assert res.attempted > 0 and res.failed == 0
+
+
+def test_bench_reads_the_suites_totals_and_excludes_the_drain(tmp_path):
+    """bench/thread_metric.py: rate from the suite's "Time Period Total" lines (period 1 left out), ns per
+    iteration from the measured periods minus the trace drain; an incomplete log gives no row."""
+    from bench.thread_metric import parse
+
+    log = tmp_path / "uart.log"
+    text = [
+        "TM Time Period Total:  999",
+        "TM Time Period Total:  2000",
+        "TM Time Period Total:  2002",
+        "CT_INFO tm.period_ms=20",
+        "CT_INFO tm.determinism.errors=0",
+        "CT_INFO tm.drain_ticks=1000000",
+        "CT_INFO tm.p1.total=999",
+        "CT_INFO tm.p2.total=2000",
+        "CT_INFO tm.p3.total=2002",
+        "CT_RESULT tm.x.period n=3 min=20000000 mean=20000000.00 max=20000000 unit=ticks ts_hz=1000000000",
+    ]
+    log.write_text("\n".join(text) + "\n")
+    r = parse(log)
+    assert r["rate"] == pytest.approx(2001 / 0.02) and r["errors"] == 0
+    assert r["ns_per_iter"] == pytest.approx((60_000_000 - 1_000_000) / 5001)
+    log.write_text("\n".join(text[:1] + text[3:]) + "\n")  # one report only: no rate
+    assert parse(log) is None

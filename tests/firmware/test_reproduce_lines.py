@@ -155,6 +155,7 @@ def test_compare_capture_sees_a_changed_byte(tmp_path):
     assert compare_capture(new, ref) == ["run.json", "uart.log"]
 
 
+@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 7 s of 1 GS/s capture
 @pytest.mark.slow
 @pytest.mark.parametrize("cid", REPRODUCED)
 def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
@@ -174,6 +175,7 @@ def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
     assert compare_capture(new, ref) == [], f"{cid}: differs from the committed capture"
 
 
+@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 7 s of 1 GS/s capture
 @pytest.mark.slow
 def test_every_committed_capture_image_rebuilds_identically(tmp_path, monkeypatch):
     """Every run of captures/campaign.toml: the image built from this checkout has the committed

@@ -40,6 +40,7 @@ def build(fw: Path, out: Path, rtos: str, app: str, deps: dict[str, Path]) -> by
     return (out / "ct.elf").read_bytes()
 
 
+@pytest.mark.timeout(900)  # two full RTOS builds
 @pytest.mark.slow
 @pytest.mark.parametrize("rtos", ["freertos", "threadx"])
 def test_same_elf_from_two_checkout_and_dependency_paths(rtos, tmp_path):

@@ -116,7 +116,8 @@ def test_campaign_file_covers_the_matrix():
     assert set(board) == {k for k in ref if "negctl" not in k[1]}
     for k, s in board.items():
         assert s.shift == 3 and [p.name for p in s.profiles] == ["la100", "la24"]
-        assert (s.options, s.variant) == (ref[k].options, ref[k].variant)
+        shortened = {"CT_ITERATIONS": "10000"} if k == ("freertos", "isr_latency-long") else {}
+        assert (s.options, s.variant) == ({**ref[k].options, **shortened}, ref[k].variant)
     negctl = {k: s.options for k, s in ref.items() if "negctl" in k[1]}
     assert set(negctl) == {(r, f"isr_latency-negctl-{kind}") for r in ("freertos", "threadx")
                            for kind in ("delay", "drop")}

@@ -182,6 +182,20 @@ ct_status ct_queue_receive(int id, ct_msg *msg, uint32_t timeout)
     }
 }
 
+/* No tasks to suspend and no pools (Thread-Metric needs an RTOS). */
+ct_status ct_task_suspend(int id) { (void)id; return CT_ERR_UNIMPLEMENTED; }
+ct_status ct_task_resume(int id) { (void)id; return CT_ERR_UNIMPLEMENTED; }
+int ct_task_self(void) { return -1; }
+ct_status ct_pool_create(int id, unsigned block_bytes, unsigned nblocks)
+{
+    (void)id;
+    (void)block_bytes;
+    (void)nblocks;
+    return CT_ERR_UNIMPLEMENTED;
+}
+ct_status ct_pool_alloc(int id, void **block) { (void)id; (void)block; return CT_ERR_UNIMPLEMENTED; }
+ct_status ct_pool_free(int id, void *block) { (void)id; (void)block; return CT_ERR_UNIMPLEMENTED; }
+
 void ct_port_isr_enter(void) {}
 void ct_port_isr_exit(void) {}
 

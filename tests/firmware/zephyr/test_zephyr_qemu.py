@@ -150,8 +150,8 @@ def test_ctf_runs_and_babeltrace_reads_every_event(ctf_isr):
     enter = [m for m in named if m and m["name"] == "isr.enter"]
     wake = [m for m in named if m and m["name"] == "isr.task_wake"]
     assert len(enter) == len(wake) == 200
-    assert [int(m["arg0"]) for m in enter] == [5] * 200
-    assert [int(m["arg1"]) for m in enter] == [1, 0] * 100
+    assert [int(m["a0"]) for m in enter] == [5] * 200
+    assert [int(m["a1"]) for m in enter] == [1, 0] * 100
     assert sum("isr_enter" in ln for ln in lines) >= 200  # Zephyr's _isr_wrapper records TIM5 too
 
 
@@ -164,8 +164,8 @@ def test_ctf_marks_match_console_and_pins(ctf_isr):
     ts = {5: [], 6: []}
     for ln in lines:
         m = NAMED.search(ln)
-        if m and int(m["arg0"]) in ts:
-            ts[int(m["arg0"])].append(stamp_ns(ln))
+        if m and int(m["a0"]) in ts:
+            ts[int(m["a0"])].append(stamp_ns(ln))
     enter, wake = (np.array(ts[k], dtype=np.int64) for k in (5, 6))
     res = r.console.results["isr.to_task.latency"]
     assert abs(float(np.mean(wake - enter)) - res.mean) <= 0.02 * res.mean

@@ -1,7 +1,10 @@
 //! crosstrace-core: sequential byte decoding for trace_parsers.
 //! Pure decode modules never import pyo3; the bindings live in `python` (feature `python`).
 
+pub mod sv_model;
 pub mod systemview;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_model;

@@ -13,7 +13,7 @@ fn core_version() -> &'static str {
 }
 
 /// An uninitialised bytearray of `nbytes` (untouched pages cost no memory) and its buffer.
-fn alloc_bytearray(
+pub(crate) fn alloc_bytearray(
     py: Python<'_>,
     nbytes: usize,
     align: usize,
@@ -62,7 +62,7 @@ fn advise_huge(addr: usize, len: usize) {
     let _ = (addr, len);
 }
 
-fn shrink(obj: &Bound<'_, PyAny>, nbytes: usize) -> PyResult<()> {
+pub(crate) fn shrink(obj: &Bound<'_, PyAny>, nbytes: usize) -> PyResult<()> {
     // SAFETY: obj is a bytearray we created; shrinking never moves data we still need.
     let rc = unsafe { pyo3::ffi::PyByteArray_Resize(obj.as_ptr(), nbytes as isize) };
     if rc != 0 {
@@ -242,6 +242,8 @@ fn sv_decode<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(sv_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::python_model::sv_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::python_model::sv_convert, m)?)?;
     m.add("SV_MAX_PACKETS_PER_BYTE", 0.5)?;
     Ok(())
 }

@@ -1,0 +1,264 @@
+"""The Rust model conversion (systemview/fast.py) gives exactly the NumPy path's traces.
+
+Both paths run through ``read_systemview``: ``CROSSTRACE_SV_FAST=0`` selects the NumPy conversion
+(convert.py), the default the Rust one (a spy checks it really ran). Compared: every event column
+byte for byte, metadata, side tables, diagnostics, strings, and raised errors (code and message).
+Inputs: the reference corpus, the committed captures' .SVDat files, and seeded synthetic streams
+with every packet id, NOP, OVERFLOW, deep ISR nesting, logs, markers, modules, several cores
+(ESP core bit, 3.60 offsets, per-core file pairs) and damage.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import CAPTURES, corpus_dir
+from trace_parsers import _core
+from trace_parsers.model import Trace
+from trace_parsers.systemview import fast, read_systemview
+
+from ._encoder import HEADER_OPENOCD, Encoder
+
+pytestmark = pytest.mark.skipif(not hasattr(_core, "sv_convert"),
+                                reason="compiled core without sv_convert (run `make build`)")
+
+RAM = 0x20000000
+HDR_ESP = b";\n; Version     SEGGER SystemViewer V2.42\n; Author      x\n; ESP_Extension\n;\n"
+
+
+def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool, **kw: Any) -> Any:
+    calls: list[int] = []
+    real = fast.build_trace_fast
+
+    def spy(*a: Any, **k: Any) -> Trace:
+        calls.append(1)
+        return real(*a, **k)
+
+    with mp.context() as m:
+        m.setenv("CROSSTRACE_SV_FAST", "1" if use_fast else "0")
+        m.setattr(fast, "build_trace_fast", spy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out: Any = read_systemview(paths, **kw)
+            except Exception as e:  # the same error must come out of both paths
+                out = ("error", type(e).__name__, getattr(e, "code", None), str(e))
+    if use_fast and not isinstance(out, tuple):
+        assert calls, "the Rust conversion was not used"
+    if not use_fast:
+        assert not calls, "CROSSTRACE_SV_FAST=0 still used the Rust conversion"
+    return out
+
+
+def differences(a: Any, b: Any) -> list[str]:
+    """What differs between two read outcomes (traces or error tuples); empty when identical."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return [] if a == b else [f"outcome {a!r:.200} != {b!r:.200}"]
+    out = []
+    if a.events.dtype != b.events.dtype or a.events.shape != b.events.shape:
+        return [f"events {a.events.shape} != {b.events.shape}"]
+    for name in a.events.dtype.names:
+        x, y = a.events[name], b.events[name]
+        if not np.array_equal(x, y):
+            i = np.flatnonzero(x != y)[:3].tolist()
+            out.append(f"column {name} rows {i}: {x[i].tolist()} != {y[i].tolist()}")
+    for attr in ("meta", "tasks", "isrs", "markers", "channels", "diagnostics", "strings"):
+        if getattr(a, attr) != getattr(b, attr):
+            out.append(attr)
+    return out
+
+
+def _same(paths: Any, mp: pytest.MonkeyPatch, **kw: Any) -> Any:
+    ref = _outcome(paths, mp, False, **kw)
+    got = _outcome(paths, mp, True, **kw)
+    assert differences(ref, got) == []
+    return got
+
+
+def _files() -> list[Path]:
+    pat = "*.[sS][vV][dD]at"
+    caps = sorted(CAPTURES.rglob(pat)) if CAPTURES.is_dir() else []
+    return caps
+
+
+@pytest.mark.parametrize("on_corrupt", ["raise", "warn", "skip"])
+def test_corpus_identical(on_corrupt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted(corpus_dir("systemview").glob("*.[sS][vV][dD]at"))
+    assert files
+    for p in files:
+        _same(p, monkeypatch, on_corrupt=on_corrupt)
+    pairs: dict[str, list[Path]] = {}
+    for p in files:  # ESP32 per-core file pairs read together
+        stem = p.stem.lower()
+        for a, b in (("cpu0", "cpu1"), ("core0", "core1"), ("procpu", "appcpu")):
+            if stem.endswith(a):
+                pairs.setdefault(stem[: -len(a)], [None, None])[0] = p  # type: ignore[list-item]
+            elif stem.endswith(b):
+                pairs.setdefault(stem[: -len(b)], [None, None])[1] = p  # type: ignore[list-item]
+    both = [v for v in pairs.values() if all(v)]
+    assert both
+    for v in both:
+        _same(v, monkeypatch, on_corrupt=on_corrupt)
+
+
+def test_captures_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _files()
+    if not files:
+        pytest.skip("no .SVDat captures in captures/")
+    for p in files:
+        _same(p, monkeypatch)
+
+
+def _random_stream(rnd: random.Random, *, esp: bool = False, cores: int = 1,
+                   n: int = 400, init: bool = True, shift: int = 2) -> bytes:
+    enc = Encoder(esp_core_bit=esp)
+    t = 5
+    enc.fixed(10, t)
+    if init:
+        enc.init(t + 1, rnd.choice([1_000_000_000, 160_000_000, 7, 0]), 168_000_000, RAM, shift)
+    enc.sysdesc(t + 2, rnd.choice(["N=app,D=STM32,O=FreeRTOS", "N=app,O=embOS", "N=x"]))
+    enc.sysdesc(t + 3, "I#15=SysTick,I#16=TIM2,I#0x20=DMA")
+    tasks = [0x100 + 0x10 * i for i in range(6)]
+    for h in tasks[:3]:
+        enc.task_info(t + 4, h, rnd.randint(0, 9), f"t{h:x}")
+    enc.fixed(22, t + 5, 1, 600, s=b"mod")  # MODULEDESC: module ids from 600
+    enc.name_marker(t + 6, 3, "site3")
+    t += 10
+    depth = 0
+    for _ in range(n):
+        t += rnd.choice([0, 1, 17, 300, 0xFFFF_FFFF])
+        c = rnd.randrange(cores) if esp else 0
+        r = rnd.random()
+        h = rnd.choice(tasks)
+        if r < 0.12 or (depth > 20 and r < 0.3):
+            enc.fixed(rnd.choice([3, 18]), t, core=c)
+            depth -= 1
+        elif r < 0.25 or (0.9 < r < 0.93):  # runs of enters: nesting beyond 16 levels
+            for _ in range(rnd.choice([1, 1, 1, 20])):
+                enc.fixed(2, t, rnd.choice([15, 16, 32, 0xFFFF_FFF0]), core=c)
+                depth += 1
+        elif r < 0.33:
+            enc.fixed(rnd.choice([4, 6, 8]), t, h, core=c)
+        elif r < 0.35:
+            enc.long(29, t, enc.vals(h), core=c)  # TASK_TERMINATE (ids >= 24 carry a length)
+        elif r < 0.40:
+            enc.fixed(7, t, h, rnd.randint(0, 5), core=c)
+        elif r < 0.47:
+            enc.fixed(rnd.choice([5, 17, 11, 10, 20, 0, 0]), t, core=c)
+        elif r < 0.50:
+            enc.fixed(1, t, rnd.randint(0, 99), core=c)  # OVERFLOW
+            depth = 0
+        elif r < 0.55:
+            enc.fixed(rnd.choice([12, 15, 16, 19]), t, rnd.randint(0, 1 << 32 - 1), core=c)
+        elif r < 0.58:
+            enc.fixed(rnd.choice([13, 23]), t, rnd.randint(0, 1 << 31), rnd.randint(0, 9), core=c)
+        elif r < 0.62:
+            enc.mark(t, rnd.randint(0, 5), rnd.choice([None, 0, 1, 77]), core=c)
+        elif r < 0.64:
+            enc.print_formatted(t, f"msg {rnd.random():.3f}")
+        elif r < 0.66:
+            enc.name_marker(t, rnd.randint(0, 5), f"m{rnd.randint(0, 9)}")
+        elif r < 0.70:
+            enc.long(28, t, enc.vals(*[rnd.randint(32, 40), rnd.randint(0, 5)][:rnd.randint(0, 2)]), core=c)
+        elif r < 0.75:
+            enc.long(31, t, enc.vals(rnd.randint(2, 6), rnd.randint(0, 9), 1, 2), core=c)
+        elif r < 0.92:
+            evt = rnd.choice([32, 33, 35, 40, 100, 511, 600, 601, 1024, 5000, 30, 25, 27, 21, 9, 14])
+            if evt == 21:
+                enc.fixed(21, t, h, 0x1000, 256, 10, core=c)
+            elif evt in (9, 14):
+                enc.sysdesc(t, "I#17=EXTI") if evt == 14 else enc.task_info(t, h, 1, "late")
+            else:
+                vals = [rnd.randint(0, 1 << 20) for _ in range(rnd.randint(0, 4))]
+                enc.long(evt, t, enc.vals(*vals) + (b"\x01s" if evt == 25 else b""), core=c)
+        else:
+            enc.fixed(9, t, rnd.choice(tasks[3:]), 2, s=b"named-late", core=c)
+        depth = max(depth, 0)
+    if rnd.random() < 0.7:
+        enc.fixed(11, t + 1)
+    return enc.bytes()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_synthetic_identical(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rnd = random.Random(seed)
+    shift = [2, 0, 40, 32][seed % 4]  # 40: out of range, reported and ignored
+    plain = _random_stream(rnd, init=seed % 5 != 4, shift=shift)
+    cases: list[Any] = []
+    p = tmp_path / "raw.SVDat"
+    p.write_bytes(plain)
+    cases.append(p)
+    q = tmp_path / "hdr.SVDat"
+    q.write_bytes(HEADER_OPENOCD + plain)
+    cases.append(q)
+    e = tmp_path / "esp.SVDat"
+    e.write_bytes(HDR_ESP + _random_stream(rnd, esp=True, cores=2))
+    cases.append(e)
+    s0, s1 = _random_stream(rnd), _random_stream(rnd, n=50)
+    m = tmp_path / "mc.SVDat"
+    m.write_bytes(b";\n; Version     SEGGER SystemViewer V3.60\n; Offset Core0 0\n; Offset Core1 "
+                  + str(len(s0)).encode() + b"\n;\n" + s0 + s1)
+    cases.append(m)
+    a, b = tmp_path / "c0.svdat", tmp_path / "c1.svdat"
+    a.write_bytes(HEADER_OPENOCD + s0)
+    b.write_bytes(HEADER_OPENOCD + s1)
+    cases.append([a, b])
+    # damage: flipped bytes, garbage, a cut inside a packet
+    dmg = bytearray(plain)
+    for _ in range(3):
+        dmg[rnd.randrange(20, len(dmg))] = rnd.randrange(256)
+    d = tmp_path / "dmg.SVDat"
+    d.write_bytes(bytes(dmg[: rnd.randrange(len(dmg) // 2, len(dmg))]))
+    cases.append(d)
+    assert not isinstance(_outcome(p, monkeypatch, True), tuple)  # the undamaged stream reads
+    n_events = 0
+    for c in cases:
+        for oc in ("raise", "warn", "skip"):
+            got = _same(c, monkeypatch, on_corrupt=oc)
+            n_events += 0 if isinstance(got, tuple) else len(got)
+    assert n_events > 0
+
+
+def test_description_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "d.SVDat"
+    p.write_bytes(_random_stream(random.Random(99)))
+    for desc in ("freertos_segger", "freertos_espidf"):
+        tr = _same(p, monkeypatch, description=desc)
+        assert len(tr) > 0
+
+
+def test_comparison_detects_a_changed_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: a converter that alters one byte of one row must be caught."""
+    p = tmp_path / "f.SVDat"
+    p.write_bytes(_random_stream(random.Random(7)))
+    ref = _outcome(p, monkeypatch, False)
+    assert isinstance(ref, Trace) and len(ref) > 10
+    real = _core.sv_convert
+
+    def broken(*a: Any, **k: Any) -> Any:
+        buf, api, srt = real(*a, **k)
+        buf[18 + 51 * 3] ^= 1  # ctx_type of the fourth event
+        return buf, api, srt
+
+    monkeypatch.setattr(_core, "sv_convert", broken)
+    got = _outcome(p, monkeypatch, True)
+    assert any(d.startswith("column ctx_type") for d in differences(ref, got))
+
+
+def test_fallback_without_the_converter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core built before sv_convert existed: the NumPy path is used, same result."""
+    p = tmp_path / "g.SVDat"
+    p.write_bytes(_random_stream(random.Random(3)))
+    ref = _outcome(p, monkeypatch, True)
+    monkeypatch.delattr(_core, "sv_convert")
+    assert not fast.available()
+    with monkeypatch.context() as m:
+        m.setenv("CROSSTRACE_SV_FAST", "1")
+        got = read_systemview(p)
+    assert differences(ref, got) == []

@@ -1,0 +1,566 @@
+//! SystemView raw packet columns -> rows of the common event model (`EVENT_DTYPE`), in one
+//! sequential pass: EventKind mapping, payload columns, task handles -> dense indices, running
+//! context per core (task / ISR with nesting / idle, reset by OVERFLOW) and integer tick -> ns.
+//!
+//! The rules are those of `trace_parsers/systemview/convert.py` (the NumPy path, kept as the
+//! fallback); `tests/trace_parsers/systemview/test_fast.py` checks both give identical traces.
+//! No pyo3 here: the bindings are in `python_model.rs`.
+
+use std::collections::{HashMap, HashSet};
+
+/// Byte layout of one `EVENT_DTYPE` row (packed, little-endian; checked by the Python glue).
+pub const ROW: usize = 51;
+const O_TS: usize = 0;
+const O_TS_RAW: usize = 8;
+const O_KIND: usize = 16;
+const O_CORE: usize = 17;
+const O_CTX_TYPE: usize = 18;
+const O_CTX_ID: usize = 19;
+const O_TARGET: usize = 23;
+const O_MARKER: usize = 27;
+const O_VALUE: usize = 31;
+const O_SRC_ID: usize = 39;
+const O_SRC_OFF: usize = 43;
+
+pub const VALUE_NULL: i64 = i64::MIN;
+
+// EventKind numbers (trace_parsers/model.py).
+const K_TASK_SWITCH_IN: u8 = 1;
+const K_TASK_SWITCH_OUT: u8 = 2;
+const K_ISR_ENTER: u8 = 5;
+const K_ISR_EXIT: u8 = 6;
+const K_ISR_TO_SCHED: u8 = 7;
+const K_MARK: u8 = 10;
+const K_OVERFLOW: u8 = 13;
+const K_IDLE: u8 = 16;
+const K_API_CALL: u8 = 21;
+const K_USER: u8 = 25;
+const K_OTHER: u8 = 26;
+
+// CtxType numbers.
+const C_NONE: u8 = 0;
+const C_TASK: u8 = 1;
+const C_ISR: u8 = 2;
+const C_IDLE: u8 = 3;
+
+/// SystemView system id (0..31) -> EventKind; EX (31) is refined by its sub-id.
+const KIND_LUT: [u8; 32] = {
+    let mut t = [K_OTHER; 32];
+    t[1] = K_OVERFLOW;
+    t[2] = K_ISR_ENTER;
+    t[3] = K_ISR_EXIT;
+    t[4] = K_TASK_SWITCH_IN;
+    t[5] = K_TASK_SWITCH_OUT;
+    t[6] = 3; // TASK_READY
+    t[7] = 4; // TASK_BLOCK
+    t[8] = 17; // TASK_CREATE
+    t[10] = 14; // TRACE_START
+    t[11] = 15; // TRACE_STOP
+    t[13] = 24; // SYSTIME
+    t[15] = 8; // MARK_START
+    t[16] = 9; // MARK_STOP
+    t[17] = K_IDLE;
+    t[18] = K_ISR_TO_SCHED;
+    t[19] = 19; // TIMER_ENTER
+    t[20] = 20; // TIMER_EXIT
+    t[26] = 23; // LOG
+    t[28] = 22; // API_RETURN
+    t[29] = 18; // TASK_TERMINATE
+    t
+};
+
+const ID_NOP: u32 = 0;
+const ID_OVERFLOW: u32 = 1;
+const ID_ISR_ENTER: u32 = 2;
+const ID_START_EXEC: u32 = 4;
+const ID_STOP_READY: u32 = 7;
+const ID_SYSTIME_CYCLES: u32 = 12;
+const ID_SYSTIME_US: u32 = 13;
+const ID_MARK_START: u32 = 15;
+const ID_MARK_STOP: u32 = 16;
+const ID_TIMER_ENTER: u32 = 19;
+const ID_PRINT: u32 = 26;
+const ID_END_CALL: u32 = 28;
+const ID_EX: u32 = 31;
+const ID_OS_FIRST: u32 = 32;
+const EX_MARK: u32 = 0;
+const EX_NAME_MARKER: u32 = 1;
+const META_IDS: [u32; 8] = [9, 12, 13, 14, 21, 22, 24, 25];
+
+fn is_target(id: u32) -> bool {
+    matches!(id, 6 | 7 | 8 | 29)
+}
+
+/// The raw columns of one decoded stream (as written by `systemview::Decoder`).
+pub struct Raw<'a, O> {
+    pub id: &'a [u32],
+    pub core: &'a [u8],
+    pub nv: &'a [u8],
+    pub ts: &'a [u64],
+    pub off: &'a [O],
+    pub p0: &'a [u32],
+    pub p1: &'a [u32],
+    pub p2: &'a [u32],
+}
+
+/// What the Python side needs before converting: counts, metadata rows and task handles.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// (id, packets) in ascending id order, NOP included.
+    pub counts: Vec<(u32, u64)>,
+    /// Rows of metadata packets (INIT, SYSDESC, TASK_INFO, ...), in stream order.
+    pub meta_rows: Vec<u64>,
+    /// Rows of PRINT_FORMATTED and EX NAME_MARKER packets, in stream order.
+    pub text_rows: Vec<u64>,
+    /// Distinct raw (shrunk) task ids named by target/switch-in packets, ascending.
+    pub handles: Vec<u32>,
+    /// p0 of every OVERFLOW packet.
+    pub ovf_values: Vec<u32>,
+    /// Rows that become events (every packet except NOP).
+    pub events: u64,
+    pub min_ts: Option<u64>,
+    /// Packets per ESP core-bit value (NOP included).
+    pub core_counts: Vec<u64>,
+    /// ESP core-bit values of the rows that become events, ascending.
+    pub event_cores: Vec<u8>,
+}
+
+pub fn scan<O>(r: &Raw<'_, O>) -> Scan {
+    let mut dense = vec![0u64; 1 << 16];
+    let mut sparse: HashMap<u32, u64> = HashMap::new();
+    let mut core_counts = vec![0u64; 256];
+    let mut ev_cores = [false; 256];
+    let mut handles: HashSet<u32> = HashSet::new();
+    let mut last_h: Option<u32> = None;
+    let mut s = Scan::default();
+    let mut min_ts = u64::MAX;
+    for j in 0..r.id.len() {
+        let id = r.id[j];
+        if id < 1 << 16 {
+            dense[id as usize] += 1;
+        } else {
+            *sparse.entry(id).or_insert(0) += 1;
+        }
+        core_counts[r.core[j] as usize] += 1;
+        if id == ID_NOP {
+            continue;
+        }
+        s.events += 1;
+        ev_cores[r.core[j] as usize] = true;
+        min_ts = min_ts.min(r.ts[j]);
+        if id < 32 {
+            if is_target(id) || id == ID_START_EXEC {
+                let h = r.p0[j];
+                if last_h != Some(h) {
+                    handles.insert(h);
+                    last_h = Some(h);
+                }
+            } else if META_IDS.contains(&id) {
+                s.meta_rows.push(j as u64);
+            } else if id == ID_PRINT || (id == ID_EX && r.p0[j] == EX_NAME_MARKER) {
+                s.text_rows.push(j as u64);
+            } else if id == ID_OVERFLOW {
+                s.ovf_values.push(r.p0[j]);
+            }
+        }
+    }
+    s.counts = dense
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (i as u32, *c))
+        .collect();
+    let mut big: Vec<(u32, u64)> = sparse.into_iter().collect();
+    big.sort_unstable();
+    s.counts.extend(big);
+    s.handles = handles.into_iter().collect();
+    s.handles.sort_unstable();
+    s.min_ts = (s.events > 0).then_some(min_ts);
+    s.core_counts = core_counts;
+    s.event_cores = (0..=255u8).filter(|c| ev_cores[*c as usize]).collect();
+    s
+}
+
+/// Exact `x / d` for an invariant divisor by a multiply-high and one correction step.
+#[derive(Clone, Copy)]
+struct Div {
+    d: u64,
+    inv: u64,
+}
+
+impl Div {
+    fn new(d: u64) -> Self {
+        Div {
+            d,
+            inv: if d > 1 { (u64::MAX / d) as u64 } else { 0 },
+        }
+    }
+    #[inline]
+    fn div_rem(self, x: u64) -> (u64, u64) {
+        if self.d <= 1 {
+            return (x, 0);
+        }
+        // inv <= 2^64 / d, so the estimate is q or q - 1 (or q - 2 when inv was rounded down by
+        // u64::MAX); the loop corrects it.
+        let mut q = ((x as u128 * self.inv as u128) >> 64) as u64;
+        let mut r = x - q * self.d;
+        while r >= self.d {
+            q += 1;
+            r -= self.d;
+        }
+        (q, r)
+    }
+}
+
+/// Per-stream conversion parameters (decided in Python from the metadata packets).
+pub struct Params<'a> {
+    pub start: u64,
+    pub stream_core: u8,
+    pub esp: bool,
+    pub ram_base: u64,
+    pub shift: u32,
+    /// Task handles (expanded) in dense-index order.
+    pub handles: &'a [u64],
+    /// Ids >= 32 named by the OS table (index = id).
+    pub named: &'a [bool],
+    pub mod_first: u32,
+    /// 0 when unknown (ts stays in ticks).
+    pub tick_hz: u64,
+    pub origin: u64,
+    /// Index in `Trace.strings` of this stream's first PRINT_FORMATTED message.
+    pub log_base: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct ConvOut {
+    pub rows: usize,
+    /// Ids >= 32 converted to API_CALL, ascending.
+    pub api_ids: Vec<u32>,
+    /// True when `ts` never decreases along the rows.
+    pub sorted: bool,
+}
+
+/// Running context of one core.
+#[derive(Clone)]
+struct Ctx {
+    depth: u32,
+    stack: Vec<i32>,
+    task: (u8, i32),
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Ctx {
+            depth: 0,
+            stack: vec![-1],
+            task: (C_NONE, -1),
+        }
+    }
+}
+
+impl Ctx {
+    /// (ctx_type, ctx_id) of an event of `kind` (arg: IRQ or dense task index).
+    #[inline]
+    fn step(&mut self, kind: u8, arg: i32) -> (u8, i32) {
+        if kind == K_OVERFLOW {
+            self.depth = 0;
+            self.task = (C_NONE, -1);
+            return (C_NONE, -1);
+        }
+        let prev = self.depth;
+        match kind {
+            K_ISR_ENTER => {
+                self.depth += 1;
+                let d = self.depth as usize;
+                if self.stack.len() <= d {
+                    self.stack.resize(d + 1, -1);
+                }
+                self.stack[d] = arg;
+            }
+            K_ISR_EXIT | K_ISR_TO_SCHED => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+        let before = self.task;
+        match kind {
+            K_TASK_SWITCH_IN => self.task = (C_TASK, arg),
+            K_IDLE => self.task = (C_IDLE, -1),
+            K_TASK_SWITCH_OUT => self.task = (C_NONE, -1),
+            _ => {}
+        }
+        let lvl = prev.max(self.depth);
+        if lvl > 0 {
+            (C_ISR, self.stack[lvl as usize])
+        } else if kind == K_TASK_SWITCH_OUT {
+            before
+        } else {
+            self.task
+        }
+    }
+}
+
+/// Raw task id -> dense task index, with a small direct-mapped cache in front of the map.
+struct TaskIndex<'a> {
+    p: &'a Params<'a>,
+    map: HashMap<u64, i32>,
+    cache: [(u32, i32); 64],
+    valid: [bool; 64],
+}
+
+impl<'a> TaskIndex<'a> {
+    fn new(p: &'a Params<'a>) -> Self {
+        let mut map = HashMap::with_capacity(p.handles.len());
+        for (i, h) in p.handles.iter().enumerate() {
+            map.entry(*h).or_insert(i as i32);
+        }
+        TaskIndex {
+            p,
+            map,
+            cache: [(0, -1); 64],
+            valid: [false; 64],
+        }
+    }
+    #[inline]
+    fn get(&mut self, raw: u32) -> i32 {
+        let slot = (raw.wrapping_mul(0x9E37_79B1) >> 26) as usize;
+        if self.valid[slot] && self.cache[slot].0 == raw {
+            return self.cache[slot].1;
+        }
+        let h = self.p.ram_base.wrapping_add((raw as u64) << self.p.shift);
+        let v = *self.map.get(&h).unwrap_or(&-1);
+        self.cache[slot] = (raw, v);
+        self.valid[slot] = true;
+        v
+    }
+}
+
+#[inline]
+fn put(row: &mut [u8], at: usize, b: &[u8]) {
+    row[at..at + b.len()].copy_from_slice(b);
+}
+
+/// Convert every non-NOP row of `r` into `out` (`scan(r).events` rows of `ROW` bytes).
+pub fn convert<O: Copy + Into<u64>>(r: &Raw<'_, O>, p: &Params<'_>, out: &mut [u8]) -> ConvOut {
+    let mut tix = TaskIndex::new(p);
+    let mut ctx: Vec<Ctx> = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
+    let mut api: HashSet<u32> = HashSet::new();
+    let hz = Div::new(p.tick_hz);
+    let ns = Div::new(p.tick_hz);
+    let mut logs = p.log_base;
+    let mut k = 0usize;
+    let mut sorted = true;
+    let mut last_ts = i64::MIN;
+    for j in 0..r.id.len() {
+        let kid = r.id[j];
+        if kid == ID_NOP {
+            continue;
+        }
+        let (p0, p1, p2, nv) = (r.p0[j], r.p1[j], r.p2[j], r.nv[j]);
+        let mut kind = KIND_LUT[kid.min(31) as usize];
+        let is_mark = kid == ID_EX && p0 == EX_MARK;
+        if is_mark {
+            kind = K_MARK;
+        }
+        let mut value = VALUE_NULL;
+        let mut marker = 0u32;
+        let mut target = -1i32;
+        let mut arg = -1i32;
+        let mut src_id = kid;
+        if kid >= ID_OS_FIRST {
+            let is_api = kid < p.mod_first || p.named.get(kid as usize).copied().unwrap_or(false);
+            if is_api {
+                kind = K_API_CALL;
+                api.insert(kid);
+            } else {
+                kind = K_USER;
+            }
+            if nv >= 1 {
+                value = p0 as i64;
+            }
+        } else {
+            match kid {
+                ID_OVERFLOW | ID_SYSTIME_CYCLES => value = p0 as i64,
+                ID_STOP_READY => value = p1 as i64,
+                ID_SYSTIME_US => value = p0 as i64 | ((p1 as i64) << 32),
+                ID_TIMER_ENTER => value = p.ram_base.wrapping_add((p0 as u64) << p.shift) as i64,
+                ID_EX if is_mark => {
+                    if nv >= 3 {
+                        value = p2 as i64;
+                    }
+                    marker = p1;
+                }
+                ID_END_CALL => {
+                    if nv >= 2 {
+                        value = p1 as i64;
+                    }
+                    src_id = p0;
+                }
+                ID_PRINT => {
+                    value = logs;
+                    logs += 1;
+                }
+                ID_MARK_START | ID_MARK_STOP => marker = p0,
+                ID_ISR_ENTER => arg = p0 as i32,
+                _ => {}
+            }
+            if is_target(kid) {
+                target = tix.get(p0);
+            } else if kid == ID_START_EXEC {
+                arg = tix.get(p0);
+            }
+        }
+        let core = if p.esp { r.core[j] } else { p.stream_core };
+        let (ct, ci) = ctx[if p.esp { core as usize } else { 0 }].step(kind, arg);
+        let ts_raw = r.ts[j];
+        let rel = ts_raw.wrapping_sub(p.origin);
+        let ts = if p.tick_hz > 0 {
+            let (q, rem) = hz.div_rem(rel);
+            let frac = if p.tick_hz <= 18_446_744_073 {
+                ns.div_rem(rem * 1_000_000_000).0
+            } else {
+                (rem as u128 * 1_000_000_000 / p.tick_hz as u128) as u64
+            };
+            (q as i64)
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(frac as i64)
+        } else {
+            rel as i64
+        };
+        sorted &= ts >= last_ts;
+        last_ts = ts;
+        let src_off = p.start.wrapping_add(r.off[j].into());
+        let row = &mut out[k * ROW..(k + 1) * ROW];
+        put(row, O_TS, &ts.to_le_bytes());
+        put(row, O_TS_RAW, &ts_raw.to_le_bytes());
+        row[O_KIND] = kind;
+        row[O_CORE] = core;
+        row[O_CTX_TYPE] = ct;
+        put(row, O_CTX_ID, &ci.to_le_bytes());
+        put(row, O_TARGET, &target.to_le_bytes());
+        put(row, O_MARKER, &marker.to_le_bytes());
+        put(row, O_VALUE, &value.to_le_bytes());
+        put(row, O_SRC_ID, &src_id.to_le_bytes());
+        put(row, O_SRC_OFF, &src_off.to_le_bytes());
+        k += 1;
+    }
+    let mut api_ids: Vec<u32> = api.into_iter().collect();
+    api_ids.sort_unstable();
+    ConvOut {
+        rows: k,
+        api_ids,
+        sorted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx_of(kinds: &[u8], args: &[i32]) -> Vec<(u8, i32)> {
+        let mut c = Ctx::default();
+        kinds
+            .iter()
+            .zip(args)
+            .map(|(k, a)| c.step(*k, *a))
+            .collect()
+    }
+
+    #[test]
+    fn nesting_switch_and_overflow() {
+        let k = [1, 5, 5, 6, 6, 2, 16, 5, 13, 6, 1];
+        let a = [3, 10, 11, -1, -1, -1, -1, 12, -1, -1, 4];
+        let got = ctx_of(&k, &a);
+        let want = [
+            (C_TASK, 3),
+            (C_ISR, 10),
+            (C_ISR, 11),
+            (C_ISR, 11),
+            (C_ISR, 10),
+            (C_TASK, 3),
+            (C_IDLE, -1),
+            (C_ISR, 12),
+            (C_NONE, -1),
+            (C_NONE, -1), // exit at depth 0 after OVERFLOW is ignored
+            (C_TASK, 4),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn exact_division() {
+        for d in [
+            1u64,
+            2,
+            3,
+            7,
+            160_000_000,
+            1_000_000_007,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
+            let dv = Div::new(d);
+            for x in [
+                0u64,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                12_345_678_901,
+                u64::MAX,
+                u64::MAX - 1,
+            ] {
+                assert_eq!(dv.div_rem(x), (x / d, x % d), "{} / {}", x, d);
+            }
+        }
+    }
+
+    #[test]
+    fn scan_then_convert_skips_nop() {
+        let id = [10u32, 0, 4, 31, 40, 28];
+        let z8 = [0u8; 6];
+        let nv = [0u8, 0, 1, 3, 1, 2];
+        let ts = [5u64, 6, 7, 8, 9, 10];
+        let off = [0u32, 2, 4, 6, 8, 10];
+        let p0 = [0u32, 0, 0x40, 0, 9, 40];
+        let p1 = [0u32, 0, 0, 7, 0, 99];
+        let p2 = [0u32, 0, 0, 5, 0, 0];
+        let r = Raw {
+            id: &id,
+            core: &z8,
+            nv: &nv,
+            ts: &ts,
+            off: &off,
+            p0: &p0,
+            p1: &p1,
+            p2: &p2,
+        };
+        let s = scan(&r);
+        assert_eq!(s.events, 5);
+        assert_eq!(s.handles, vec![0x40]);
+        assert_eq!(s.min_ts, Some(5));
+        let handles = [0x1000u64 + (0x40 << 2)];
+        let p = Params {
+            start: 100,
+            stream_core: 0,
+            esp: false,
+            ram_base: 0x1000,
+            shift: 2,
+            handles: &handles,
+            named: &[],
+            mod_first: 512,
+            tick_hz: 0,
+            origin: 5,
+            log_base: 0,
+        };
+        let mut out = vec![0u8; ROW * 5];
+        let c = convert(&r, &p, &mut out);
+        assert_eq!((c.rows, c.sorted, c.api_ids.clone()), (5, true, vec![40]));
+        let row = |i: usize| &out[i * ROW..(i + 1) * ROW];
+        assert_eq!(row(1)[O_KIND], K_TASK_SWITCH_IN);
+        assert_eq!(&row(1)[O_CTX_ID..O_CTX_ID + 4], &0i32.to_le_bytes());
+        assert_eq!(row(2)[O_KIND], K_MARK);
+        assert_eq!(&row(2)[O_VALUE..O_VALUE + 8], &5i64.to_le_bytes());
+        assert_eq!(&row(4)[O_SRC_ID..O_SRC_ID + 4], &40u32.to_le_bytes());
+        assert_eq!(&row(4)[O_SRC_OFF..O_SRC_OFF + 8], &110u64.to_le_bytes());
+        assert_eq!(&row(4)[O_TS..O_TS + 8], &5i64.to_le_bytes());
+    }
+}

@@ -1,0 +1,300 @@
+"""Raw SystemView packet columns -> the common event model, with the sequential work in Rust.
+
+Same result as :func:`.convert.build_trace` (the NumPy path, kept as the fallback), faster and with
+less memory: one Rust pass per stream (``_core.sv_scan``) finds the counts, metadata rows and task
+handles; the side tables are built here from those few rows exactly as ``convert`` does; a second
+pass (``_core.sv_convert``) maps ids to ``EventKind``, fills the payload columns, tracks the running
+context per core and converts ticks to ns, writing ``EVENT_DTYPE`` rows straight into the buffer
+that becomes ``Trace.events``. No per-event Python objects.
+
+``CROSSTRACE_SV_FAST=0`` forces the NumPy path (tests compare both).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt
+from ..model import (
+    EVENT_DTYPE,
+    Diagnostic,
+    EventKind,
+    Isr,
+    Marker,
+    Severity,
+    Task,
+    Trace,
+    TraceMeta,
+    concat_events,
+    empty_events,
+)
+from .convert import StreamInfo, _sysdesc_items
+from .decode import RawStream
+from .description import OsTable, choose_table, load_bundled, load_description
+from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
+
+__all__ = ["available", "build_trace_fast"]
+
+#: The packed row layout ``sv_model.rs`` writes (name, byte offset, dtype).
+_LAYOUT = (("ts", 0, "<i8"), ("ts_raw", 8, "<u8"), ("kind", 16, "u1"), ("core", 17, "u1"),
+           ("ctx_type", 18, "u1"), ("ctx_id", 19, "<i4"), ("target_id", 23, "<i4"),
+           ("marker", 27, "<u4"), ("value", 31, "<i8"), ("src_id", 39, "<u4"),
+           ("src_offset", 43, "<u8"))
+
+
+def _layout_ok() -> bool:
+    if EVENT_DTYPE.itemsize != 51 or len(EVENT_DTYPE.names or ()) != len(_LAYOUT):
+        return False
+    return all(EVENT_DTYPE.fields[n][1] == off and EVENT_DTYPE.fields[n][0] == np.dtype(dt)
+               for n, off, dt in _LAYOUT)
+
+
+_LAYOUT_OK = _layout_ok() and np.little_endian
+
+
+def available() -> bool:
+    """True when the compiled core has the converter and ``CROSSTRACE_SV_FAST`` is not ``0``."""
+    if os.environ.get("CROSSTRACE_SV_FAST", "1") == "0":
+        return False
+    return _LAYOUT_OK and hasattr(_core, "sv_convert") and hasattr(_core, "sv_scan")
+
+
+def _cols(r: RawStream) -> dict[str, Any]:
+    """The raw columns by address (C-contiguous, native dtypes), for the Rust passes."""
+    out: dict[str, Any] = {"off_size": r.off.dtype.itemsize}
+    for name, dt in (("id", "=u4"), ("core", "u1"), ("nv", "u1"), ("ts", "=u8"), ("p0", "=u4"),
+                     ("p1", "=u4"), ("p2", "=u4"), ("off", r.off.dtype.str)):
+        a = getattr(r, "pcore" if name == "core" else name)
+        if a.dtype != np.dtype(dt) or not a.flags.c_contiguous:
+            raise TypeError(f"raw column {name} is {a.dtype}, expected contiguous {dt}")
+        out[name] = (int(a.ctypes.data) if a.shape[0] else 0, int(a.shape[0]))
+    if out["off_size"] not in (4, 8):
+        raise TypeError(f"raw column off has {out['off_size']}-byte items")
+    return out
+
+
+def _collect(r: RawStream, info: StreamInfo, rows: list[int]) -> None:
+    """``convert._collect`` over the metadata rows the scan found."""
+    for row in rows:
+        i = int(r.id[row])
+        vals, s = r.aux(row)
+        if i == 24:
+            info.inits += 1
+            if info.init is None:
+                v = (vals + [0, 0, 0, 0])[:4]
+                info.init = {"sys_freq": v[0], "cpu_freq": v[1], "ram_base": v[2], "id_shift": v[3],
+                             "raw": vals}
+        elif i == 9 and len(vals) >= 2:
+            info.task_info[vals[0]] = (s or "", vals[1])
+        elif i == 21 and len(vals) >= 4:
+            info.stack_info[vals[0]] = {"base": vals[1], "size": vals[2], "usage": vals[3]}
+        elif i == 14 and s is not None:
+            info.sysdesc.append(s)
+        elif i == 22 and len(vals) >= 2:
+            info.modules.append({"id": vals[0], "evt_off": vals[1], "desc": s or ""})
+        elif i == 25 and vals:
+            info.resources[vals[0]] = s or ""
+        elif i == 12:
+            info.systime.append(("cycles", int(r.p0[row])))
+        elif i == 13:
+            info.systime.append(("us", int(r.p0[row]) | (int(r.p1[row]) << 32)))
+
+
+def _stream_diags(r: RawStream, si: int, name: str, path: str, on_corrupt: str,
+                  diags: list[Diagnostic]) -> None:
+    for code, off, count, fatal, detail in r.diags:
+        foff = r.start + int(off)
+        if code == "SV_BAD_MAGIC" and si == 0:
+            raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
+                                   offset=r.start)
+        if code == "SV_BAD_MAGIC":  # a later core's stream (3.60 multi-core) cut or damaged
+            handle_corrupt(TraceCorruptError(f"{detail} in stream {name}: that core is lost, the "
+                                             "cores before it are kept", code="CORRUPT_REGION",
+                                             path=path, offset=r.start), on_corrupt, diags)  # type: ignore[arg-type]
+            continue
+        if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
+            handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
+                                             offset=foff), on_corrupt, diags)  # type: ignore[arg-type]
+        else:
+            diags.append(diagnostic(code, foff, f"{detail} (stream {name})", count=int(count)))
+
+
+def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: int,
+                shift: int) -> list[Task]:
+    """TASK_INFO handles first (in order of appearance), then handles only seen in events."""
+    handles: dict[int, tuple[str, int]] = {}
+    for info in infos:
+        for sid, (nm, prio) in info.task_info.items():
+            h = ram_base + (sid << shift)
+            if h not in handles or not handles[h][0]:
+                handles[h] = (nm, prio)
+    seen = [np.uint64(ram_base) + (np.array(s["handles"], np.uint64) << np.uint64(shift))
+            for s in scans if s["handles"]]
+    extra_h = np.unique(np.concatenate(seen)) if seen else np.zeros(0, np.uint64)
+    for h in extra_h.tolist():
+        if h not in handles:
+            handles[int(h)] = (f"task@0x{int(h):x}", -1)
+    return [Task(i, nm, prio, h) for i, (h, (nm, prio)) in enumerate(handles.items())]
+
+
+def _stream_meta(r: RawStream, info: StreamInfo, sc: dict[str, Any], esp: bool) -> dict[str, Any]:
+    n = len(r)
+    return {
+        "core": r.core, "packets": n, "counts_by_id": {str(k): c for k, c in sc["counts"]},
+        "sync_zero_bytes": r.sync_bytes,
+        "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc),
+        "sysdesc": info.sysdesc,
+        "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
+        "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
+        "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
+        "modules": info.modules, "systime": info.systime,
+        "overflow_packets": len(sc["ovf_values"]), "overflow_values": list(sc["ovf_values"]),
+        "first_ts_ticks": int(r.ts[0]) if n else None, "last_ts_ticks": int(r.ts[-1]) if n else None,
+        "string_order": {0: None, 1: "lo-hi", 2: "hi-lo"}[r.str_order],
+        "esp_core_bit_counts": ({str(k): c for k, c in sc["core_counts"]} if esp else None),
+    }
+
+
+def _texts(r: RawStream, rows: list[int], strings: list[str], markers: dict[int, str]) -> None:
+    """PRINT_FORMATTED messages (appended to ``strings`` in row order) and EX NAME_MARKER names."""
+    prints = [j for j in rows if int(r.id[j]) == EvtId.PRINT_FORMATTED]
+    for j in prints:
+        strings.append(r.aux(j)[1] or "")
+    for j in rows:
+        if int(r.id[j]) == EvtId.EX and int(r.p0[j]) == ExSubId.NAME_MARKER:
+            vals, s = r.aux(j)
+            if len(vals) >= 2:
+                markers[int(vals[1])] = s or ""
+
+
+def _table(description: Any, sysdesc: dict[str, str]) -> OsTable | None:
+    if description is not None:
+        return load_description(description)
+    pick = choose_table(sysdesc)
+    return load_bundled(pick) if pick else None
+
+
+def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
+                     version: str, header: list[list[str]], esp_extension: bool, description: Any,
+                     on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
+    """``convert.build_trace`` with the per-event work in the Rust core (same arguments)."""
+    diags: list[Diagnostic] = list(diagnostics or [])
+    infos: list[StreamInfo] = []
+    scans: list[dict[str, Any]] = []
+    for si, (r, name) in enumerate(zip(streams, names)):
+        _stream_diags(r, si, name, path, on_corrupt, diags)
+        sc = _core.sv_scan(_cols(r))
+        info = StreamInfo(name=name, core=r.core)
+        _collect(r, info, sc["meta_rows"])
+        infos.append(info)
+        scans.append(sc)
+
+    init = next((i.init for i in infos if i.init), None)
+    if init is None:
+        diags.append(diagnostic("SV_NO_INIT", 0, "no INIT packet: tick rate unknown, ts is in ticks"))
+    ram_base = int(init["ram_base"]) if init else 0
+    shift = int(init["id_shift"]) if init else 0
+    if not 0 <= shift <= 32:  # u32 ids << shift + a u32 base must fit the uint64 handles
+        diags.append(diagnostic("CORRUPT_REGION", 0, f"INIT IdShift={shift} is outside 0..32; task "
+                                "handles are kept unshifted", severity=Severity.NOTICE))
+        shift = 0
+    tick_hz = int(init["sys_freq"]) if init and init["sys_freq"] > 0 else None
+    sysdesc_texts = [t for i in infos for t in i.sysdesc]
+    sysdesc, isr_names = _sysdesc_items(sysdesc_texts)
+    table = _table(description, sysdesc)
+    tasks = _task_table(infos, scans, ram_base, shift)
+    handle_bytes = np.array([t.native_handle for t in tasks], dtype=np.uint64).tobytes()
+    named = b""
+    if table is not None and table.events:
+        lut = np.zeros(max(table.events) + 2, dtype=np.uint8)
+        lut[list(table.events)] = 1
+        named = lut.tobytes()
+    mins = [int(s["min_ts"]) for s in scans if s["min_ts"] is not None]
+    origin = min(mins) if mins else 0
+
+    strings: list[str] = []
+    markers: dict[int, str] = {}
+    parts: list[np.ndarray] = []
+    stream_meta: dict[str, Any] = {}
+    api_ids: set[int] = set()
+    for si, info in enumerate(infos):
+        r, sc = streams[si], scans[si]
+        stream_meta[info.name] = _stream_meta(r, info, sc, esp_extension)
+        log_base = len(strings)
+        _texts(r, sc["text_rows"], strings, markers)
+        mod_first = min([m["evt_off"] for m in info.modules] + [MODULE_EVENT_OFFSET])
+        buf, api, _sorted = _core.sv_convert(
+            _cols(r), int(sc["events"]), start=int(r.start), stream_core=int(r.core),
+            esp=bool(esp_extension), ram_base=ram_base, shift=shift, handles=handle_bytes,
+            named=named, mod_first=int(min(mod_first, 0xFFFFFFFF)), tick_hz=tick_hz or 0,
+            origin=origin, log_base=log_base)
+        api_ids.update(api)
+        streams[si] = None  # type: ignore[call-overload]  # free the raw columns early
+        del r
+        parts.append(np.frombuffer(buf, dtype=EVENT_DTYPE))
+        del buf
+    events = concat_events(parts) if len(parts) > 1 else (parts[0] if parts else empty_events(0))
+    del parts
+    if not events.flags.writeable:  # pragma: no cover - bytearray buffers are writable
+        events = events.copy()
+    return _finish(events, infos, scans, stream_meta, diags, table, api_ids, strings, markers,
+                   tasks, isr_names, sysdesc, sysdesc_texts, init, tick_hz, origin,
+                   path=path, sha256=sha256, version=version, header=header,
+                   esp_extension=esp_extension, n_streams=len(streams))
+
+
+def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, Any]],
+            stream_meta: dict[str, Any], diags: list[Diagnostic], table: OsTable | None,
+            api_ids: set[int], strings: list[str], markers: dict[int, str], tasks: list[Task],
+            isr_names: dict[int, str], sysdesc: dict[str, str], sysdesc_texts: list[str],
+            init: dict[str, Any] | None, tick_hz: int | None, origin: int, *, path: str,
+            sha256: str, version: str, header: list[list[str]], esp_extension: bool,
+            n_streams: int) -> Trace:
+    """Trace-level diagnostics and metadata (as ``convert.build_trace`` ends)."""
+    mod_offs = [m["evt_off"] for i in infos for m in i.modules]
+    first_mod = min(mod_offs) if mod_offs else None
+    unknown: dict[int, int] = {}
+    for sm in stream_meta.values():
+        for k, c in sm["counts_by_id"].items():
+            i = int(k)
+            known = i < 24 or i in (24, 25, 26, 27, 28, 29, 31) or \
+                (table is not None and i in table.events) or (first_mod is not None and i >= first_mod)
+            if not known:
+                unknown[i] = unknown.get(i, 0) + c
+    for i, c in sorted(unknown.items()):
+        diags.append(diagnostic("SV_UNKNOWN_ID", 0, f"event id {i} has no name in "
+                                f"{table.name if table else 'any description'}; kept as src_id {i}",
+                                count=c))
+    if any(s["ovf_values"] for s in scans):
+        ovf_rows = events["kind"] == EventKind.OVERFLOW
+        drops = events["value"][ovf_rows]
+        diags.append(diagnostic("SV_OVERFLOW", int(events["src_offset"][ovf_rows][0]),
+                                f"{int(ovf_rows.sum())} OVERFLOW packets (target drop counter up to "
+                                f"{int(drops.max())}): intervals spanning them are unreliable",
+                                count=int(ovf_rows.sum())))
+    if len(events):
+        cores = {int(c) for s in scans for c in s["event_cores"]} if esp_extension else \
+            {int(r["core"]) for s, r in zip(scans, stream_meta.values()) if s["events"]}
+        cores_n = len(cores)
+    else:
+        cores_n = n_streams
+    api_names = {str(i): table.label(i) for i in sorted(api_ids)} if table else {}
+    api_args = {str(i): [a for a, _ in table.events[i].args] for i in sorted(api_ids)
+                if table and i in table.events}
+    extra: dict[str, Any] = {
+        "streams": stream_meta, "init": init, "sysdesc": sysdesc, "sysdesc_raw": sysdesc_texts,
+        "modules": [m for i in infos for m in i.modules], "header": header,
+        "esp_extension": esp_extension, "description": table.name if table else None,
+        "api_names": api_names, "api_args": api_args,
+    }
+    meta = TraceMeta(
+        source_format="systemview", source_version=version, source_path=path, source_sha256=sha256,
+        tick_hz=tick_hz, clock_domain="target_cycles", rtos=sysdesc.get("O", ""),
+        app=sysdesc.get("N", ""), cores=max(cores_n, 1), origin_raw=origin, extra=extra)
+    isrs = [Isr(k, v) for k, v in sorted(isr_names.items())]
+    mk = [Marker(k, v) for k, v in sorted(markers.items())]
+    return Trace(events, meta, tasks=tasks, isrs=isrs, markers=mk, diagnostics=diags, strings=strings)
