@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml trace_parsers/_core/Cargo.toml
 	@command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,zephyr]'
 	touch $@
 
 .PHONY: setup ## create .venv and install crosstrace with its dev tools (and Debian packages when root)
@@ -80,5 +80,6 @@ clean:
 
 # ---- firmware, virtual lab and captures (firmware/README.md, captures/README.md) -------------------
 -include firmware/firmware.mk
+-include firmware/zephyr/zephyr.mk
 -include firmware/tools/vla/vla.mk
 -include tools/fuzz/fuzz.mk

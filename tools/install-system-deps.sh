@@ -3,7 +3,8 @@
 # Needs root and apt-get; elsewhere it prints what to install and succeeds.
 set -euo pipefail
 pkgs=(sigrok-cli gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm cmake ninja-build chromium
-      babeltrace2 python3-bt2)  # babeltrace2: reference reader for the CTF differential tests
+      babeltrace2 python3-bt2  # babeltrace2: reference reader for the CTF differential tests
+      device-tree-compiler gperf)  # Zephyr firmware build (firmware/zephyr)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -21,3 +21,37 @@ def sv_decode(
     (list of ``(code, offset, count, fatal, detail)``); ``sync_bytes``; ``ts_end``; ``str_order``.
     """
     ...
+
+def sv_scan(cols: dict[str, Any]) -> dict[str, Any]:
+    """One pass over the raw columns of a decoded stream (``cols``: ``off_size`` and, per column,
+    ``(address, length)`` of a contiguous NumPy array; see ``systemview/fast.py``).
+
+    Keys: ``counts`` ((id, packets) ascending), ``meta_rows``, ``text_rows``, ``handles`` (distinct
+    raw task ids), ``ovf_values``, ``events`` (non-NOP rows), ``min_ts``, ``core_counts``,
+    ``event_cores``.
+    """
+    ...
+
+def sv_convert(
+    cols: dict[str, Any],
+    rows: int,
+    *,
+    start: int,
+    stream_core: int,
+    esp: bool,
+    ram_base: int,
+    shift: int,
+    handles: bytes,
+    named: bytes,
+    mod_first: int,
+    tick_hz: int,
+    origin: int,
+    log_base: int,
+    consume: bool = False,
+) -> tuple[bytearray, list[int], bool]:
+    """Fill ``rows`` EVENT_DTYPE rows (51 bytes each) from the raw columns: kinds, payloads, task
+    indices, running context per core, ns timestamps. Returns ``(bytearray, api_ids, sorted)``.
+    ``consume=True`` releases the raw columns' pages as they are converted (their content is
+    undefined afterwards).
+    """
+    ...

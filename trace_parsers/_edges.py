@@ -49,12 +49,13 @@ _BLOCK_BYTES = 1 << 22
 _DENSE_FRACTION = 4
 
 
-#: bounds on the edges of one capture (each costs ~70 bytes while the trace is built): a compressed
-#: file must not be able to demand unbounded memory (a 2 KB ``.sr`` can inflate to 2 MiB of samples
-#: with 8 edges each).  The limit is ``EDGES_PER_FILE_BYTE`` per byte of the file (real captures
-#: stay below 30; deflate's best ratio is ~1000 samples per byte), at least ``MIN_MAX_EDGES`` and at
-#: most ``DEFAULT_MAX_EDGES``; ``$CROSSTRACE_MAX_EDGES`` replaces it.
-DEFAULT_MAX_EDGES = 20_000_000
+#: bounds on the edges of one capture (each costs up to ~150 bytes at the peak of building the
+#: trace): a file must not be able to demand unbounded memory (a 2 KB ``.sr`` can inflate to 2 MiB
+#: of samples with 8 edges each; a stored 2.5 MB one holds 16 M edges).  The limit is
+#: ``EDGES_PER_FILE_BYTE`` per byte of the file (real captures stay below 30; deflate's best ratio
+#: is ~1000 samples per byte), at least ``MIN_MAX_EDGES`` and at most ``DEFAULT_MAX_EDGES`` (≈1.2 GB
+#: peak; the largest capture of the corpus has 3.4 M edges); ``$CROSSTRACE_MAX_EDGES`` replaces it.
+DEFAULT_MAX_EDGES = 8_000_000
 MIN_MAX_EDGES = 1_000_000
 EDGES_PER_FILE_BYTE = 1024
 MAX_EDGES_ENV = "CROSSTRACE_MAX_EDGES"
@@ -80,7 +81,7 @@ def check_edge_limit(count: int, path: str | Path | None, offset: int = 0) -> No
     if count > limit:
         raise TraceFormatError(
             f"the capture holds more than {limit:,} edges (the limit for a file of this size; "
-            f"building the trace would need ≈{70 * count / 2**30:.2f} GiB): refused to protect memory. "
+            f"building the trace would need ≈{150 * count / 2**30:.2f} GiB): refused to protect memory. "
             f"If this is a real capture, raise the limit with the environment variable "
             f"{MAX_EDGES_ENV}=<edges>", code="LIMIT_EXCEEDED",
             path=None if path is None else str(path), offset=offset)

@@ -150,6 +150,9 @@ def _failure(capture_id: str, folder: Path, dest: Path, e: Exception) -> dict[st
         "error": error,
         "code": code,
         "traceback": traceback.format_exc(limit=6),
+        "file": getattr(e, "path", None),  #: the recording at fault, when the error names one
+        "offset": getattr(e, "offset", None),  #: its byte offset
+        "kept_events": kept,
         "notes": [f"decoded events kept in {dest} (valid, reused by the next run): {', '.join(kept)}"]
         if kept
         else [],

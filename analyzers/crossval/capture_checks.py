@@ -14,20 +14,11 @@ negative control that passes, or fails by another amount, is a broken check and 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from trace_parsers.errors import AnalysisError
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def declared_files(run: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -39,12 +30,10 @@ def declared_files(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def verify_hashes(
-    folder: Path, run: Mapping[str, Any], sha256: Callable[[Path], str] = _sha256
-) -> list[str]:
+def verify_hashes(folder: Path, run: Mapping[str, Any], sha256: Callable[[Path], str]) -> list[str]:
     """Raise ``AN_HASH_MISMATCH`` naming the first file whose SHA-256 is not the declared one;
     return the declared files that are missing (the rest of the capture is still analyzed).
-    ``sha256`` may be a memoised hash function (the campaign's input hashing has the same files)."""
+    ``sha256`` hashes a file (the campaign's memoised one: its input hash reads the same files)."""
     missing = []
     for name, want in declared_files(run):
         path = folder / name

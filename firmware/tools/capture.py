@@ -112,6 +112,8 @@ def build_plugin(force: bool = False) -> Path:
 def build_firmware(spec: RunSpec) -> Path:
     """``make fw RTOS= BOARD= APP= VARIANT= OPTS=`` (firmware/firmware.mk) into ``$FW_BUILD`` (default
     firmware/build; RTOS sources from ``$CT_DEPS_DIR``, see firmware/README.md); returns the image path."""
+    if spec.rtos == "zephyr":
+        return build_zephyr_firmware(spec)
     opts = " ".join(f"-D{k}={v}" for k, v in spec.options.items())
     fw_build = Path(os.environ.get("FW_BUILD", ROOT / "firmware" / "build"))
     fw_build = fw_build if fw_build.is_absolute() else ROOT / fw_build
@@ -138,6 +140,36 @@ def build_firmware(spec: RunSpec) -> Path:
     if not elf.exists():
         raise CaptureError(f"firmware build succeeded but {elf} is missing")
     return elf
+
+
+def build_zephyr_firmware(spec: RunSpec) -> Path:
+    """Zephyr images: ``make fw-zephyr BOARD= APP= VARIANT= OPTS=`` (firmware/zephyr/zephyr.mk, Zephyr from
+    ``$CT_DEPS_DIR/zephyrproject``), same output folder convention as ``make fw``."""
+    opts = " ".join(f"-D{k}={v}" for k, v in spec.options.items())
+    fw_build = Path(os.environ.get("FW_BUILD", ROOT / "firmware" / "build"))
+    fw_build = fw_build if fw_build.is_absolute() else ROOT / fw_build
+    # the top Makefile may not include zephyr.mk yet: name both makefiles then
+    mk = [] if "zephyr/zephyr.mk" in (ROOT / "Makefile").read_text() else [
+        "-f", "Makefile", "-f", "firmware/zephyr/zephyr.mk"]
+    cmd = ["make", "-s", "-C", str(ROOT), *mk, "fw-zephyr", f"BOARD={BOARD}", f"APP={spec.app}",
+           f"OPTS={opts}", f"FW_BUILD={fw_build}"]
+    if spec.variant:
+        cmd.append(f"VARIANT={spec.variant}")
+    r = _run(cmd)
+    if r.returncode:
+        raise CaptureError(
+            f"Zephyr firmware build failed ({' '.join(cmd[3:])}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}"
+        )
+    elf = fw_build / BOARD / "zephyr" / spec.app_dir / "ct.elf"
+    if not elf.exists():
+        raise CaptureError(f"firmware build succeeded but {elf} is missing")
+    return elf
+
+
+def _trace_format(path: Path) -> str:
+    """Trace format by file name: .trx TraceX, .ctf a Zephyr CTF stream (metadata: Zephyr's TSDL file,
+    not stored with the capture), anything else (.SVDat) SystemView."""
+    return {".trx": "tracex", ".ctf": "ctf"}.get(path.suffix.lower(), "systemview")
 
 
 def elf_config(elf: Path) -> str:
@@ -191,10 +223,10 @@ def _trace_file(work: Path, uart: str) -> tuple[Path | None, str]:
     """The trace the firmware wrote by semihosting (named by its ``CT_TRACE file=`` line)."""
     m = TRACE_RE.search(uart)
     cands = [work / m.group("file")] if m and m.group("file") != "-" else []
-    cands += sorted(work.glob("*.SVDat")) + sorted(work.glob("*.trx"))
+    cands += sorted(work.glob("*.SVDat")) + sorted(work.glob("*.trx")) + sorted(work.glob("*.ctf"))
     for c in cands:
         if c.is_file():
-            return c, "tracex" if c.suffix.lower() == ".trx" else "systemview"
+            return c, _trace_format(c)
     return None, ""
 
 
@@ -318,7 +350,7 @@ def _run_into(spec: RunSpec, work: Path, meta: dict, sites_h: Path | None) -> No
     m = TS_HZ_RE.search(uart)
     ts_hz = int(m.group(1)) if m else TS_HZ
     if trace is not None:
-        name = "trace.SVDat" if fmt == "systemview" else "trace.trx"
+        name = {"systemview": "trace.SVDat", "ctf": "trace.ctf"}.get(fmt, "trace.trx")
         data = trace.read_bytes()
         if fmt == "systemview" and not data.startswith(b";"):
             data = SV_HEADER.format(title=f"crosstrace {spec.rtos}/{spec.app_dir}").encode() + data

@@ -147,3 +147,17 @@ def test_foreign_exception_is_internal_and_names_the_recording(cap: Path, tmp_pa
     res = C.analyze_capture(cap, "isr_latency/ref", tmp_path / "out", force=True)
     assert res["status"] == "failed" and res["code"] == "INTERNAL"
     assert "trace.SVDat" in res["error"] and "ValueError" in res["error"]
+
+
+def test_failed_logic_names_file_and_offset_and_lists_kept_trace_events(cap: Path, tmp_path: Path):
+    from analyzers.campaign import capture as C
+
+    p = cap / "logic.sr"
+    p.write_bytes(p.read_bytes()[:200])  # cut inside the zip: the sigrok reader gives up
+    run = _run(cap)
+    run["logic"][0]["sha256"] = _sha(p)  # as if it had been recorded so
+    _save(cap, run)
+    res = C.analyze_capture(cap, "isr_latency/ref", tmp_path / "out", force=True)
+    assert res["status"] == "failed" and res["code"] != "INTERNAL"
+    assert res["file"] and res["file"].endswith("logic.sr") and res["offset"] is not None
+    assert res["kept_events"] == ["events-trace.ctev.parquet"] and "kept" in res["notes"][0]

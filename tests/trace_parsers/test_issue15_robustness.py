@@ -150,6 +150,20 @@ def test_small_file_cannot_demand_a_gigabyte(tmp_path: Path, monkeypatch: pytest
     assert f"more than {1024 * p.stat().st_size:,} edges" in str(ei.value)  # 1,024 per file byte
 
 
+def test_stored_capture_over_the_absolute_edge_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fuzz finding (MemoryError under a 2 GiB limit): a 2.5 MB stored ``.sr`` with 16.7 M edges."""
+    monkeypatch.delenv("CROSSTRACE_MAX_EDGES", raising=False)
+    meta = _meta(probes="8").replace(b"probe2=b\n", b"".join(b"probe%d=p%d\n" % (i, i) for i in range(2, 9)))
+    p = tmp_path / "stored.sr"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("version", b"2")
+        z.writestr("metadata", meta)
+        z.writestr("logic-1-1", b"\x00\xff" * (1 << 20))
+    with pytest.raises(TraceFormatError) as ei:
+        read_sigrok(p)
+    assert ei.value.code == "LIMIT_EXCEEDED" and "more than 8,000,000 edges" in str(ei.value)
+
+
 def test_dsview_edge_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hdr = ("[version]\nversion = 2\n[header]\ndevice mode = 0\ntotal samples = 80000\n"
            "total probes = 1\ntotal blocks = 1\nsamplerate = 1 MHz\nprobe0 = a\n")

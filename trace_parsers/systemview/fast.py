@@ -227,11 +227,13 @@ def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, s
         log_base = len(strings)
         _texts(r, sc["text_rows"], strings, markers)
         mod_first = min([m["evt_off"] for m in info.modules] + [MODULE_EVENT_OFFSET])
+        # consume=True: the raw columns' pages are given back as they are converted, so the peak
+        # is about the events alone (the caller still references the stream object)
         buf, api, _sorted = _core.sv_convert(
             _cols(r), int(sc["events"]), start=int(r.start), stream_core=int(r.core),
             esp=bool(esp_extension), ram_base=ram_base, shift=shift, handles=handle_bytes,
             named=named, mod_first=int(min(mod_first, 0xFFFFFFFF)), tick_hz=tick_hz or 0,
-            origin=origin, log_base=log_base)
+            origin=origin, log_base=log_base, consume=True)
         api_ids.update(api)
         streams[si] = None  # type: ignore[call-overload]  # free the raw columns early
         del r

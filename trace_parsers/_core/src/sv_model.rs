@@ -338,229 +338,210 @@ fn put(row: &mut [u8], at: usize, b: &[u8]) {
     row[at..at + b.len()].copy_from_slice(b);
 }
 
+/// One output row before it is written.
+struct Row {
+    kind: u8,
+    value: i64,
+    marker: u32,
+    target: i32,
+    /// IRQ (ISR_ENTER) or dense task index (TASK_SWITCH_IN) for the context tracker.
+    arg: i32,
+    src_id: u32,
+}
+
+/// Ticks -> ns since the origin: `q * 1e9 + r * 1e9 / hz` (`model.ticks_to_ns`, wrapping as
+/// NumPy's int64 does), or the raw tick difference when the rate is unknown.
+struct Clock {
+    hz: u64,
+    div: Div,
+    origin: u64,
+}
+
+impl Clock {
+    #[inline]
+    fn ns(&self, ts_raw: u64) -> i64 {
+        let rel = ts_raw.wrapping_sub(self.origin);
+        if self.hz == 0 {
+            return rel as i64;
+        }
+        let (q, rem) = self.div.div_rem(rel);
+        let frac = if self.hz <= 18_446_744_073 {
+            self.div.div_rem(rem * 1_000_000_000).0
+        } else {
+            (rem as u128 * 1_000_000_000 / self.hz as u128) as u64
+        };
+        (q as i64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(frac as i64)
+    }
+}
+
+/// Packet id and payload -> EventKind and the payload columns (systemview.md section 7).
+struct Mapper<'a> {
+    p: &'a Params<'a>,
+    tix: TaskIndex<'a>,
+    logs: i64,
+    api_small: Vec<bool>,
+    api: HashSet<u32>,
+}
+
+impl<'a> Mapper<'a> {
+    fn new(p: &'a Params<'a>) -> Self {
+        Mapper {
+            p,
+            tix: TaskIndex::new(p),
+            logs: p.log_base,
+            api_small: vec![false; 1 << 16],
+            api: HashSet::new(),
+        }
+    }
+
+    #[inline]
+    fn row(&mut self, kid: u32, p0: u32, p1: u32, p2: u32, nv: u8) -> Row {
+        let mut o = Row {
+            kind: KIND_LUT[kid.min(31) as usize],
+            value: VALUE_NULL,
+            marker: 0,
+            target: -1,
+            arg: -1,
+            src_id: kid,
+        };
+        if kid >= ID_OS_FIRST {
+            let p = self.p;
+            if kid < p.mod_first || p.named.get(kid as usize).copied().unwrap_or(false) {
+                o.kind = K_API_CALL;
+                if kid < 1 << 16 {
+                    self.api_small[kid as usize] = true;
+                } else {
+                    self.api.insert(kid);
+                }
+            } else {
+                o.kind = K_USER;
+            }
+            if nv >= 1 {
+                o.value = p0 as i64;
+            }
+            return o;
+        }
+        match kid {
+            ID_OVERFLOW | ID_SYSTIME_CYCLES => o.value = p0 as i64,
+            ID_STOP_READY => o.value = p1 as i64,
+            ID_SYSTIME_US => o.value = p0 as i64 | ((p1 as i64) << 32),
+            ID_TIMER_ENTER => {
+                o.value = self.p.ram_base.wrapping_add((p0 as u64) << self.p.shift) as i64
+            }
+            ID_EX if p0 == EX_MARK => {
+                o.kind = K_MARK;
+                if nv >= 3 {
+                    o.value = p2 as i64;
+                }
+                o.marker = p1;
+            }
+            ID_END_CALL => {
+                if nv >= 2 {
+                    o.value = p1 as i64;
+                }
+                o.src_id = p0;
+            }
+            ID_PRINT => {
+                o.value = self.logs;
+                self.logs += 1;
+            }
+            ID_MARK_START | ID_MARK_STOP => o.marker = p0,
+            ID_ISR_ENTER => o.arg = p0 as i32,
+            ID_START_EXEC => o.arg = self.tix.get(p0),
+            _ => {}
+        }
+        if is_target(kid) {
+            o.target = self.tix.get(p0);
+        }
+        o
+    }
+
+    fn api_ids(self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..1u32 << 16)
+            .filter(|i| self.api_small[*i as usize])
+            .collect();
+        ids.extend(self.api);
+        ids.sort_unstable();
+        ids
+    }
+}
+
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn write_row(out: &mut [u8], ts: i64, ts_raw: u64, core: u8, ctx: (u8, i32), o: &Row, off: u64) {
+    let mut row = [0u8; ROW];
+    put(&mut row, O_TS, &ts.to_le_bytes());
+    put(&mut row, O_TS_RAW, &ts_raw.to_le_bytes());
+    row[O_KIND] = o.kind;
+    row[O_CORE] = core;
+    row[O_CTX_TYPE] = ctx.0;
+    put(&mut row, O_CTX_ID, &ctx.1.to_le_bytes());
+    put(&mut row, O_TARGET, &o.target.to_le_bytes());
+    put(&mut row, O_MARKER, &o.marker.to_le_bytes());
+    put(&mut row, O_VALUE, &o.value.to_le_bytes());
+    put(&mut row, O_SRC_ID, &o.src_id.to_le_bytes());
+    put(&mut row, O_SRC_OFF, &off.to_le_bytes());
+    out.copy_from_slice(&row);
+}
+
+/// Raw rows converted between two calls of the `progress` callback of `convert`.
+pub const PROGRESS_ROWS: usize = 1 << 18;
+
 /// Convert every non-NOP row of `r` into `out` (`scan(r).events` rows of `ROW` bytes).
-pub fn convert<O: Copy + Into<u64>>(r: &Raw<'_, O>, p: &Params<'_>, out: &mut [u8]) -> ConvOut {
-    let mut tix = TaskIndex::new(p);
+/// `progress(j)` is called after every `PROGRESS_ROWS` raw rows and at the end: rows `..j` of
+/// `r` are no longer needed (the caller may release their memory).
+pub fn convert<O: Copy + Into<u64>>(
+    r: &Raw<'_, O>,
+    p: &Params<'_>,
+    out: &mut [u8],
+    progress: &mut dyn FnMut(usize),
+) -> ConvOut {
+    let mut map = Mapper::new(p);
     let mut ctx: Vec<Ctx> = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
-    let mut api: HashSet<u32> = HashSet::new();
-    let hz = Div::new(p.tick_hz);
-    let ns = Div::new(p.tick_hz);
-    let mut logs = p.log_base;
+    let clock = Clock {
+        hz: p.tick_hz,
+        div: Div::new(p.tick_hz),
+        origin: p.origin,
+    };
     let mut k = 0usize;
     let mut sorted = true;
     let mut last_ts = i64::MIN;
     for j in 0..r.id.len() {
+        if j % PROGRESS_ROWS == 0 && j > 0 {
+            progress(j);
+        }
         let kid = r.id[j];
         if kid == ID_NOP {
             continue;
         }
-        let (p0, p1, p2, nv) = (r.p0[j], r.p1[j], r.p2[j], r.nv[j]);
-        let mut kind = KIND_LUT[kid.min(31) as usize];
-        let is_mark = kid == ID_EX && p0 == EX_MARK;
-        if is_mark {
-            kind = K_MARK;
-        }
-        let mut value = VALUE_NULL;
-        let mut marker = 0u32;
-        let mut target = -1i32;
-        let mut arg = -1i32;
-        let mut src_id = kid;
-        if kid >= ID_OS_FIRST {
-            let is_api = kid < p.mod_first || p.named.get(kid as usize).copied().unwrap_or(false);
-            if is_api {
-                kind = K_API_CALL;
-                api.insert(kid);
-            } else {
-                kind = K_USER;
-            }
-            if nv >= 1 {
-                value = p0 as i64;
-            }
-        } else {
-            match kid {
-                ID_OVERFLOW | ID_SYSTIME_CYCLES => value = p0 as i64,
-                ID_STOP_READY => value = p1 as i64,
-                ID_SYSTIME_US => value = p0 as i64 | ((p1 as i64) << 32),
-                ID_TIMER_ENTER => value = p.ram_base.wrapping_add((p0 as u64) << p.shift) as i64,
-                ID_EX if is_mark => {
-                    if nv >= 3 {
-                        value = p2 as i64;
-                    }
-                    marker = p1;
-                }
-                ID_END_CALL => {
-                    if nv >= 2 {
-                        value = p1 as i64;
-                    }
-                    src_id = p0;
-                }
-                ID_PRINT => {
-                    value = logs;
-                    logs += 1;
-                }
-                ID_MARK_START | ID_MARK_STOP => marker = p0,
-                ID_ISR_ENTER => arg = p0 as i32,
-                _ => {}
-            }
-            if is_target(kid) {
-                target = tix.get(p0);
-            } else if kid == ID_START_EXEC {
-                arg = tix.get(p0);
-            }
-        }
+        let o = map.row(kid, r.p0[j], r.p1[j], r.p2[j], r.nv[j]);
         let core = if p.esp { r.core[j] } else { p.stream_core };
-        let (ct, ci) = ctx[if p.esp { core as usize } else { 0 }].step(kind, arg);
-        let ts_raw = r.ts[j];
-        let rel = ts_raw.wrapping_sub(p.origin);
-        let ts = if p.tick_hz > 0 {
-            let (q, rem) = hz.div_rem(rel);
-            let frac = if p.tick_hz <= 18_446_744_073 {
-                ns.div_rem(rem * 1_000_000_000).0
-            } else {
-                (rem as u128 * 1_000_000_000 / p.tick_hz as u128) as u64
-            };
-            (q as i64)
-                .wrapping_mul(1_000_000_000)
-                .wrapping_add(frac as i64)
-        } else {
-            rel as i64
-        };
+        let c = ctx[if p.esp { core as usize } else { 0 }].step(o.kind, o.arg);
+        let ts = clock.ns(r.ts[j]);
         sorted &= ts >= last_ts;
         last_ts = ts;
-        let src_off = p.start.wrapping_add(r.off[j].into());
-        let row = &mut out[k * ROW..(k + 1) * ROW];
-        put(row, O_TS, &ts.to_le_bytes());
-        put(row, O_TS_RAW, &ts_raw.to_le_bytes());
-        row[O_KIND] = kind;
-        row[O_CORE] = core;
-        row[O_CTX_TYPE] = ct;
-        put(row, O_CTX_ID, &ci.to_le_bytes());
-        put(row, O_TARGET, &target.to_le_bytes());
-        put(row, O_MARKER, &marker.to_le_bytes());
-        put(row, O_VALUE, &value.to_le_bytes());
-        put(row, O_SRC_ID, &src_id.to_le_bytes());
-        put(row, O_SRC_OFF, &src_off.to_le_bytes());
+        let off = p.start.wrapping_add(r.off[j].into());
+        write_row(
+            &mut out[k * ROW..(k + 1) * ROW],
+            ts,
+            r.ts[j],
+            core,
+            c,
+            &o,
+            off,
+        );
         k += 1;
     }
-    let mut api_ids: Vec<u32> = api.into_iter().collect();
-    api_ids.sort_unstable();
+    progress(r.id.len());
     ConvOut {
         rows: k,
-        api_ids,
+        api_ids: map.api_ids(),
         sorted,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ctx_of(kinds: &[u8], args: &[i32]) -> Vec<(u8, i32)> {
-        let mut c = Ctx::default();
-        kinds
-            .iter()
-            .zip(args)
-            .map(|(k, a)| c.step(*k, *a))
-            .collect()
-    }
-
-    #[test]
-    fn nesting_switch_and_overflow() {
-        let k = [1, 5, 5, 6, 6, 2, 16, 5, 13, 6, 1];
-        let a = [3, 10, 11, -1, -1, -1, -1, 12, -1, -1, 4];
-        let got = ctx_of(&k, &a);
-        let want = [
-            (C_TASK, 3),
-            (C_ISR, 10),
-            (C_ISR, 11),
-            (C_ISR, 11),
-            (C_ISR, 10),
-            (C_TASK, 3),
-            (C_IDLE, -1),
-            (C_ISR, 12),
-            (C_NONE, -1),
-            (C_NONE, -1), // exit at depth 0 after OVERFLOW is ignored
-            (C_TASK, 4),
-        ];
-        assert_eq!(got, want);
-    }
-
-    #[test]
-    fn exact_division() {
-        for d in [
-            1u64,
-            2,
-            3,
-            7,
-            160_000_000,
-            1_000_000_007,
-            u64::MAX / 3,
-            u64::MAX,
-        ] {
-            let dv = Div::new(d);
-            for x in [
-                0u64,
-                1,
-                d - 1,
-                d,
-                d.wrapping_add(1),
-                12_345_678_901,
-                u64::MAX,
-                u64::MAX - 1,
-            ] {
-                assert_eq!(dv.div_rem(x), (x / d, x % d), "{} / {}", x, d);
-            }
-        }
-    }
-
-    #[test]
-    fn scan_then_convert_skips_nop() {
-        let id = [10u32, 0, 4, 31, 40, 28];
-        let z8 = [0u8; 6];
-        let nv = [0u8, 0, 1, 3, 1, 2];
-        let ts = [5u64, 6, 7, 8, 9, 10];
-        let off = [0u32, 2, 4, 6, 8, 10];
-        let p0 = [0u32, 0, 0x40, 0, 9, 40];
-        let p1 = [0u32, 0, 0, 7, 0, 99];
-        let p2 = [0u32, 0, 0, 5, 0, 0];
-        let r = Raw {
-            id: &id,
-            core: &z8,
-            nv: &nv,
-            ts: &ts,
-            off: &off,
-            p0: &p0,
-            p1: &p1,
-            p2: &p2,
-        };
-        let s = scan(&r);
-        assert_eq!(s.events, 5);
-        assert_eq!(s.handles, vec![0x40]);
-        assert_eq!(s.min_ts, Some(5));
-        let handles = [0x1000u64 + (0x40 << 2)];
-        let p = Params {
-            start: 100,
-            stream_core: 0,
-            esp: false,
-            ram_base: 0x1000,
-            shift: 2,
-            handles: &handles,
-            named: &[],
-            mod_first: 512,
-            tick_hz: 0,
-            origin: 5,
-            log_base: 0,
-        };
-        let mut out = vec![0u8; ROW * 5];
-        let c = convert(&r, &p, &mut out);
-        assert_eq!((c.rows, c.sorted, c.api_ids.clone()), (5, true, vec![40]));
-        let row = |i: usize| &out[i * ROW..(i + 1) * ROW];
-        assert_eq!(row(1)[O_KIND], K_TASK_SWITCH_IN);
-        assert_eq!(&row(1)[O_CTX_ID..O_CTX_ID + 4], &0i32.to_le_bytes());
-        assert_eq!(row(2)[O_KIND], K_MARK);
-        assert_eq!(&row(2)[O_VALUE..O_VALUE + 8], &5i64.to_le_bytes());
-        assert_eq!(&row(4)[O_SRC_ID..O_SRC_ID + 4], &40u32.to_le_bytes());
-        assert_eq!(&row(4)[O_SRC_OFF..O_SRC_OFF + 8], &110u64.to_le_bytes());
-        assert_eq!(&row(4)[O_TS..O_TS + 8], &5i64.to_le_bytes());
-    }
-}
+#[path = "sv_model_tests.rs"]
+mod tests;
