@@ -56,7 +56,8 @@ def test_run_json_matches_files(run_json: Path):
     missing = REQUIRED - set(meta)
     assert not missing, f"{run_json}: missing keys {sorted(missing)}"
     assert meta["schema"] == 1 and meta["status"] == "ok"
-    listed = [e for e in (meta["trace"], meta["uart"], *meta["logic"]) if e]
+    tmeta = (meta["trace"] or {}).get("metadata")
+    listed = [e for e in (meta["trace"], tmeta, meta["uart"], *meta["logic"]) if e]
     for ent in listed:
         f = d / ent["file"]
         assert f.is_file(), f"{f} listed in run.json but missing"
@@ -67,9 +68,11 @@ def test_run_json_matches_files(run_json: Path):
     assert (d / "README.md").is_file()
     if meta["trace"]:
         assert meta["trace"]["overflow"] is False
-        assert meta["trace"]["format"] in ("systemview", "tracex")
+        assert meta["trace"]["format"] in ("systemview", "tracex", "ctf")
         head = (d / meta["trace"]["file"]).read_bytes()[:4]
-        if meta["trace"]["format"] == "systemview":
+        if meta["trace"]["format"] == "ctf":  # a CTF stream carries its metadata beside it
+            assert (d / meta["trace"]["metadata"]["file"]).read_bytes().startswith(b"/* CTF 1.8 */")
+        elif meta["trace"]["format"] == "systemview":
             assert head.startswith(b";"), "SystemView file without the ';' text header"
         else:
             assert head in (b"BTXT", b"TXTB"), f"TraceX file starts with {head!r}"

@@ -24,7 +24,8 @@ from trace_parsers.errors import AnalysisError
 def declared_files(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(file name, sha256)`` of every recording run.json names with a hash."""
     out = []
-    for entry in [run.get("trace"), *(run.get("logic") or []), run.get("uart")]:
+    trace = run.get("trace") if isinstance(run.get("trace"), Mapping) else {}
+    for entry in [trace, trace.get("metadata"), *(run.get("logic") or []), run.get("uart")]:
         if isinstance(entry, Mapping) and entry.get("file") and entry.get("sha256"):
             out.append((str(entry["file"]), str(entry["sha256"])))
     return out

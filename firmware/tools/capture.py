@@ -167,9 +167,20 @@ def build_zephyr_firmware(spec: RunSpec) -> Path:
 
 
 def _trace_format(path: Path) -> str:
-    """Trace format by file name: .trx TraceX, .ctf a Zephyr CTF stream (metadata: Zephyr's TSDL file,
-    not stored with the capture), anything else (.SVDat) SystemView."""
+    """Trace format by file name: .trx TraceX, .ctf a Zephyr CTF stream (stored with its TSDL ``metadata``,
+    see :func:`ctf_metadata`), anything else (.SVDat) SystemView."""
     return {".trx": "tracex", ".ctf": "ctf"}.get(path.suffix.lower(), "systemview")
+
+
+def ctf_metadata() -> Path:
+    """The CTF metadata (TSDL) that describes the streams of the Zephyr images: Zephyr's own
+    ``subsys/tracing/ctf/tsdl/metadata``. A CTF trace is its metadata plus its streams, so a capture
+    stores it beside ``trace.ctf`` and stays readable (crosstrace, babeltrace2) without the sources."""
+    deps = Path(os.environ.get("CT_DEPS_DIR") or ROOT / "firmware" / "third_party")
+    path = deps / "zephyrproject" / "zephyr" / "subsys" / "tracing" / "ctf" / "tsdl" / "metadata"
+    if not path.is_file():
+        raise CaptureError(f"{path}: Zephyr's CTF metadata not found (set CT_DEPS_DIR)")
+    return path
 
 
 def elf_config(elf: Path) -> str:
@@ -364,6 +375,9 @@ def _run_into(spec: RunSpec, work: Path, meta: dict, sites_h: Path | None) -> No
             "overflow": overflow,
             **tstats,
         }
+        if fmt == "ctf":
+            shutil.copyfile(ctf_metadata(), work / "metadata")
+            meta["trace"]["metadata"] = {"file": "metadata", "sha256": sha256_file(work / "metadata")}
     else:
         meta["trace"] = None
     logic = []

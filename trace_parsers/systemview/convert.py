@@ -171,11 +171,12 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
         seg_first = np.flatnonzero(new_seg)
         base = np.where(seg_first > 0, s[np.maximum(seg_first - 1, 0)], 0).astype(it)
         s -= base[seg]
-        big = it(4 * n + 4)
-        off = seg * big
-        runmin = s - off
+        # (in int64: segments x (4 n + 4) exceeds int32 once a stream has thousands of OVERFLOWs)
+        off = seg.astype(np.int64) * (4 * n + 4)
+        runmin = s.astype(np.int64) - off
         np.minimum.accumulate(runmin, out=runmin)
         runmin += off
+        runmin = runmin.astype(it)  # the running minima of s itself: back in its range
         del off, base
     else:
         seg_first = np.zeros(1, dtype=np.intp)

@@ -53,8 +53,9 @@ def capture_traces() -> list[Path]:
     """CTF traces recorded into captures/: folders with a TSDL ``metadata``, or stream files."""
     if not CAPTURES.is_dir():
         return []
-    found = {m.parent for m in CAPTURES.rglob("metadata") if m.is_file()}
-    found |= {p for p in CAPTURES.rglob("*.ctf") if p.is_file()}
+    # a capture folder holds other files too: its stream (*.ctf) is read with the metadata beside it
+    found = {p for p in CAPTURES.rglob("*.ctf") if p.is_file()}
+    found |= {m.parent for m in CAPTURES.rglob("metadata") if m.is_file() and not any(m.parent.glob("*.ctf"))}
     found |= {p for p in CAPTURES.rglob("channel*_*") if p.is_file() and p.parent not in found}
     return sorted(found)
 

@@ -285,8 +285,6 @@ def test_many_overflow_segments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert (ev["ctx_type"][enter] == CtxType.ISR).all()
 
 
-@pytest.mark.xfail(strict=True, reason="convert.track_context: `seg * big` overflows int32 once "
-                   "(OVERFLOW segments) x (4 n + 4) >= 2**31; the lead fixes convert.py (int64)")
 def test_many_overflow_segments_numpy_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = _big_stream(tmp_path, 200_000, overflow_every=20)
     ref = _outcome(p, monkeypatch, False)
