@@ -10,6 +10,7 @@ core with vectorised NumPy; an OVERFLOW resets it (state unknown after lost pack
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,11 +100,13 @@ def _sysdesc_items(texts: list[str]) -> tuple[dict[str, str], dict[int, str]]:
     return desc, isrs
 
 
-def _collect(r: RawStream, info: StreamInfo) -> None:
-    """Parse the rare metadata packets of one stream (a Python loop over a few rows only)."""
+def _collect(r: RawStream, info: StreamInfo, rows: Sequence[int] | None = None) -> None:
+    """Parse the rare metadata packets of one stream (a Python loop over a few rows only):
+    ``rows``, or every row with a metadata id."""
     ids = r.id
-    meta_rows = np.flatnonzero(np.isin(ids, (9, 12, 13, 14, 21, 22, 24, 25)))
-    for row in meta_rows.tolist():
+    if rows is None:
+        rows = np.flatnonzero(np.isin(ids, (9, 12, 13, 14, 21, 22, 24, 25))).tolist()
+    for row in rows:
         i = int(ids[row])
         vals, s = r.aux(row)
         if i == 24:

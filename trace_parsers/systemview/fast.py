@@ -32,7 +32,7 @@ from ..model import (
     concat_events,
     empty_events,
 )
-from .convert import StreamInfo, _sysdesc_items
+from .convert import StreamInfo, _collect, _sysdesc_items
 from .decode import RawStream
 from .description import OsTable, choose_table, load_bundled, load_description
 from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
@@ -75,33 +75,6 @@ def _cols(r: RawStream) -> dict[str, Any]:
     if out["off_size"] not in (4, 8):
         raise TypeError(f"raw column off has {out['off_size']}-byte items")
     return out
-
-
-def _collect(r: RawStream, info: StreamInfo, rows: list[int]) -> None:
-    """``convert._collect`` over the metadata rows the scan found."""
-    for row in rows:
-        i = int(r.id[row])
-        vals, s = r.aux(row)
-        if i == 24:
-            info.inits += 1
-            if info.init is None:
-                v = (vals + [0, 0, 0, 0])[:4]
-                info.init = {"sys_freq": v[0], "cpu_freq": v[1], "ram_base": v[2], "id_shift": v[3],
-                             "raw": vals}
-        elif i == 9 and len(vals) >= 2:
-            info.task_info[vals[0]] = (s or "", vals[1])
-        elif i == 21 and len(vals) >= 4:
-            info.stack_info[vals[0]] = {"base": vals[1], "size": vals[2], "usage": vals[3]}
-        elif i == 14 and s is not None:
-            info.sysdesc.append(s)
-        elif i == 22 and len(vals) >= 2:
-            info.modules.append({"id": vals[0], "evt_off": vals[1], "desc": s or ""})
-        elif i == 25 and vals:
-            info.resources[vals[0]] = s or ""
-        elif i == 12:
-            info.systime.append(("cycles", int(r.p0[row])))
-        elif i == 13:
-            info.systime.append(("us", int(r.p0[row]) | (int(r.p1[row]) << 32)))
 
 
 def _stream_diags(r: RawStream, si: int, name: str, path: str, on_corrupt: str,
