@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any, Union
 
@@ -96,7 +97,9 @@ def find_files(path: PathLike, metadata: PathLike | None = None) -> tuple[Path, 
 
 def sniff(head: bytes, path: Any = None) -> bool:
     """True for a CTF trace folder, its TSDL metadata file, a stream with metadata beside it, or a
-    stream whose first bytes (``head``, 4 KiB) decode cleanly with :func:`default_metadata`."""
+    stream *named as one* (``*.ctf``, ``channel<N>_<M>``) whose first bytes (``head``, 4 KiB) decode
+    cleanly with :func:`default_metadata`: any other file without metadata is never claimed, since
+    almost any bytes decode as a few events of Zephyr's 5-byte headers."""
     if path is None:
         return looks_like_metadata(head)
     p = Path(path)
@@ -107,7 +110,8 @@ def sniff(head: bytes, path: Any = None) -> bool:
     if p.name == METADATA:
         return False
     side = p.parent / METADATA
-    meta = side if _is_metadata_file(side) else default_metadata()
+    named_stream = p.suffix.lower() == ".ctf" or re.fullmatch(r"channel\d+_\d+", p.name) is not None
+    meta = side if _is_metadata_file(side) else default_metadata() if named_stream else None
     if meta is None or not head:
         return False
     try:

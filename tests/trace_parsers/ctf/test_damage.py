@@ -207,3 +207,19 @@ def test_fuzz_metadata_text(tmp_path_factory: pytest.TempPathFactory, name: str,
         read_ctf(d, on_corrupt="skip")
     except TraceError as e:
         assert e.code in ("CTF_BAD_METADATA", "CTF_BAD_MAGIC"), e
+
+
+def test_a_file_without_metadata_is_claimed_only_when_named_as_a_stream(tmp_path, monkeypatch):
+    """With a default metadata in the environment, almost any bytes decode as a few events of
+    Zephyr's 5-byte headers: only ``*.ctf`` / ``channel<N>_<M>`` files may be read with it."""
+    from trace_parsers.ctf import sniff
+
+    from . import builders as B
+
+    tsdl = Path(__file__).resolve().parents[2] / "data" / "ctf" / "tsdl" / "zephyr_old.tsdl"
+    monkeypatch.setenv("CROSSTRACE_CTF_METADATA", str(tsdl))
+    data = B.zephyr_old_stream()[0][:4096]  # bytes that do decode with that metadata
+    for name, claimed in (("junk.dat", False), ("trace.ctf", True), ("channel0_0", True)):
+        p = tmp_path / name
+        p.write_bytes(data)
+        assert sniff(data, p) is claimed, name
