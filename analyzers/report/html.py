@@ -174,14 +174,21 @@ def metric_agreement(ag: S.Agreement, metric: str) -> str:
         return ""
     out = []
     m = xv[xv["metric"] == metric]
+    if "profile" in m.columns and (m["profile"] == "ideal").any():
+        m = m[m["profile"] == "ideal"]  # one analyzer, and so one time scale (board runs have no ideal)
     if not m.empty and "rtos" in m.columns:
         items = []
-        for rtos, g in m.groupby("rtos"):
+        tracer = m["rtos"].astype(str)
+        if "variant" in m.columns:  # one line per RTOS and tracer (Zephyr: SystemView and CTF)
+            ctf = m["variant"].fillna("").astype(str).str.endswith("ctf")
+            tracer = tracer.where(~ctf, tracer + " (CTF)")
+        for rtos, g in m.groupby(tracer):
             raw = S._max_abs(g, "raw_rel_diff_pct")
             items.append(f"<li><b>{esc(rtos)}</b>: trace {F.fmt_num(float(g['trace_mean'].mean()), 'ns')}, "
                          f"pins {F.fmt_num(float(g['logic_mean'].mean()), 'ns')}"
                          + (f", raw Δ up to {_pct(raw)}" if raw == raw else "") + "</li>")
-        out.append(f"<p><code>{esc(metric)}</code> measured both ways:</p><ul>{''.join(items)}</ul>")
+        where = " (ideal analyzer)" if "profile" in m.columns and (m["profile"] == "ideal").all() else ""
+        out.append(f"<p><code>{esc(metric)}</code> measured both ways{where}:</p><ul>{''.join(items)}</ul>")
     other = xv[~xv["verdict"].isin(["PASS", "FAIL"])]
     if not other.empty:
         by = other.groupby(["verdict", "metric"]).size().sort_values(ascending=False)
