@@ -100,6 +100,26 @@ def _sysdesc_items(texts: list[str]) -> tuple[dict[str, str], dict[int, str]]:
     return desc, isrs
 
 
+def _stream_diags(r: RawStream, si: int, name: str, path: str, on_corrupt: str,
+                  diags: list[Diagnostic]) -> None:
+    """The decoder's damage records of one stream as diagnostics (or errors, per ``on_corrupt``)."""
+    for code, off, count, fatal, detail in r.diags:
+        foff = r.start + int(off)
+        if code == "SV_BAD_MAGIC" and si == 0:
+            raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
+                                   offset=r.start)
+        if code == "SV_BAD_MAGIC":  # a later core's stream (3.60 multi-core) cut or damaged
+            handle_corrupt(TraceCorruptError(f"{detail} in stream {name}: that core is lost, the "
+                                             "cores before it are kept", code="CORRUPT_REGION",
+                                             path=path, offset=r.start), on_corrupt, diags)  # type: ignore[arg-type]
+            continue
+        if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
+            handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
+                                             offset=foff), on_corrupt, diags)  # type: ignore[arg-type]
+        else:
+            diags.append(diagnostic(code, foff, f"{detail} (stream {name})", count=int(count)))
+
+
 def _collect(r: RawStream, info: StreamInfo, rows: Sequence[int] | None = None) -> None:
     """Parse the rare metadata packets of one stream (a Python loop over a few rows only):
     ``rows``, or every row with a metadata id."""
@@ -260,21 +280,7 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
     diags: list[Diagnostic] = list(diagnostics or [])
     infos: list[StreamInfo] = []
     for si, (r, name) in enumerate(zip(streams, names)):
-        for code, off, count, fatal, detail in r.diags:
-            foff = r.start + int(off)
-            if code == "SV_BAD_MAGIC" and si == 0:
-                raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
-                                       offset=r.start)
-            if code == "SV_BAD_MAGIC":  # a later core's stream (3.60 multi-core) cut or damaged
-                handle_corrupt(TraceCorruptError(f"{detail} in stream {name}: that core is lost, the "
-                                                 "cores before it are kept", code="CORRUPT_REGION",
-                                                 path=path, offset=r.start), on_corrupt, diags)  # type: ignore[arg-type]
-                continue
-            if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
-                handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
-                                                 offset=foff), on_corrupt, diags)  # type: ignore[arg-type]
-            else:
-                diags.append(diagnostic(code, foff, f"{detail} (stream {name})", count=int(count)))
+        _stream_diags(r, si, name, path, on_corrupt, diags)
         info = StreamInfo(name=name, core=r.core)
         _collect(r, info)
         infos.append(info)
@@ -494,6 +500,21 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
                                 f"{int(drops.max())}): intervals spanning them are unreliable",
                                 count=int(ovf_rows.sum())))
     cores_n = len({int(c) for c in np.unique(events["core"]).tolist()}) if len(events) else len(streams)
+    return assemble_trace(
+        events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,
+        table=table, api_ids=api_ids, stream_meta=stream_meta, init=init, sysdesc=sysdesc,
+        sysdesc_texts=sysdesc_texts, infos=infos, header=header, esp_extension=esp_extension,
+        version=version, path=path, sha256=sha256, tick_hz=tick_hz, origin=origin, cores_n=cores_n)
+
+
+def assemble_trace(events: np.ndarray, *, tasks: list[Task], diags: list[Diagnostic], strings: list[str],
+                   isr_names: dict[int, str], markers: dict[int, str], table: OsTable | None,
+                   api_ids: Any, stream_meta: Any, init: Any, sysdesc: dict[str, str],
+                   sysdesc_texts: Any, infos: list[StreamInfo], header: Any, esp_extension: bool,
+                   version: Any, path: Any, sha256: Any, tick_hz: Any, origin: int,
+                   cores_n: int) -> Trace:
+    """The Trace both conversion paths (NumPy here, Rust in :mod:`.fast`) return: side tables, the
+    description's API names and arguments, and the metadata."""
     api_names = {str(i): table.label(i) for i in sorted(api_ids)} if table else {}
     api_args = {str(i): [a for a, _ in table.events[i].args] for i in sorted(api_ids)
                 if table and i in table.events}

@@ -18,21 +18,18 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt
+from ..errors import diagnostic
 from ..model import (
     EVENT_DTYPE,
     Diagnostic,
     EventKind,
-    Isr,
-    Marker,
     Severity,
     Task,
     Trace,
-    TraceMeta,
     concat_events,
     empty_events,
 )
-from .convert import StreamInfo, _collect, _sysdesc_items
+from .convert import StreamInfo, _collect, _stream_diags, _sysdesc_items, assemble_trace
 from .decode import RawStream
 from .description import OsTable, choose_table, load_bundled, load_description
 from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
@@ -75,25 +72,6 @@ def _cols(r: RawStream) -> dict[str, Any]:
     if out["off_size"] not in (4, 8):
         raise TypeError(f"raw column off has {out['off_size']}-byte items")
     return out
-
-
-def _stream_diags(r: RawStream, si: int, name: str, path: str, on_corrupt: str,
-                  diags: list[Diagnostic]) -> None:
-    for code, off, count, fatal, detail in r.diags:
-        foff = r.start + int(off)
-        if code == "SV_BAD_MAGIC" and si == 0:
-            raise TraceFormatError(f"{detail} in stream {name}", code="SV_BAD_MAGIC", path=path,
-                                   offset=r.start)
-        if code == "SV_BAD_MAGIC":  # a later core's stream (3.60 multi-core) cut or damaged
-            handle_corrupt(TraceCorruptError(f"{detail} in stream {name}: that core is lost, the "
-                                             "cores before it are kept", code="CORRUPT_REGION",
-                                             path=path, offset=r.start), on_corrupt, diags)  # type: ignore[arg-type]
-            continue
-        if fatal or code == "TRUNCATED":  # a cut loses data: on_corrupt decides, as elsewhere
-            handle_corrupt(TraceCorruptError(f"{detail} (stream {name})", code=code, path=path,
-                                             offset=foff), on_corrupt, diags)  # type: ignore[arg-type]
-        else:
-            diags.append(diagnostic(code, foff, f"{detail} (stream {name})", count=int(count)))
 
 
 def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: int,
@@ -257,19 +235,8 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
         cores_n = len(cores)
     else:
         cores_n = n_streams
-    api_names = {str(i): table.label(i) for i in sorted(api_ids)} if table else {}
-    api_args = {str(i): [a for a, _ in table.events[i].args] for i in sorted(api_ids)
-                if table and i in table.events}
-    extra: dict[str, Any] = {
-        "streams": stream_meta, "init": init, "sysdesc": sysdesc, "sysdesc_raw": sysdesc_texts,
-        "modules": [m for i in infos for m in i.modules], "header": header,
-        "esp_extension": esp_extension, "description": table.name if table else None,
-        "api_names": api_names, "api_args": api_args,
-    }
-    meta = TraceMeta(
-        source_format="systemview", source_version=version, source_path=path, source_sha256=sha256,
-        tick_hz=tick_hz, clock_domain="target_cycles", rtos=sysdesc.get("O", ""),
-        app=sysdesc.get("N", ""), cores=max(cores_n, 1), origin_raw=origin, extra=extra)
-    isrs = [Isr(k, v) for k, v in sorted(isr_names.items())]
-    mk = [Marker(k, v) for k, v in sorted(markers.items())]
-    return Trace(events, meta, tasks=tasks, isrs=isrs, markers=mk, diagnostics=diags, strings=strings)
+    return assemble_trace(
+        events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,
+        table=table, api_ids=api_ids, stream_meta=stream_meta, init=init, sysdesc=sysdesc,
+        sysdesc_texts=sysdesc_texts, infos=infos, header=header, esp_extension=esp_extension,
+        version=version, path=path, sha256=sha256, tick_hz=tick_hz, origin=origin, cores_n=cores_n)
