@@ -3,10 +3,11 @@
 Two sources, one model (:class:`OsTable`):
 
 * a SystemView description file (``SYSVIEW_<OS>.txt`` grammar: ``<id> <Name> [arg=%fmt ...]
-  [| Returns %fmt]``; ``#`` comments, ``NamedType``/``TaskState`` lines are kept as named types);
+  [| Returns %fmt]``; ``#`` comments, ``NamedType``/``TaskState`` lines are kept as named types,
+  ``Option`` lines as options);
 * the bundled tables in ``data/`` (crosstrace's own JSON format), one per patch numbering:
-  ``freertos_segger`` (SEGGER's FreeRTOS patch, id = 32 + apiID) and ``freertos_espidf``
-  (ESP-IDF's patch). :func:`choose_table` picks one from SYSDESC (``O=``, ``D=``, ``C=``).
+  ``freertos_segger`` (SEGGER's FreeRTOS patch, id = 32 + apiID), ``freertos_espidf``
+  (ESP-IDF's patch) and ``zephyr`` (Zephyr's tracing subsystem, ids 32-166 of Zephyr 4.3). :func:`choose_table` picks one from SYSDESC (``O=``, ``D=``, ``C=``).
 
 Example::
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from ..errors import TraceFormatError
 
 DATA_DIR = Path(__file__).with_name("data")
-BUNDLED = ("freertos_segger", "freertos_espidf")
+BUNDLED = ("freertos_segger", "freertos_espidf", "zephyr")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class OsTable:
     os: str = ""
     events: dict[int, EventDesc] = field(default_factory=dict)
     named_types: dict[str, dict[int, str]] = field(default_factory=dict)
+    options: set[str] = field(default_factory=set)  #: ``Option`` lines (e.g. ``ReversePriority``)
 
     def name_of(self, evt_id: int) -> str | None:
         d = self.events.get(evt_id)
@@ -59,6 +61,9 @@ def parse_description(text: str, *, source: str = "<description>") -> OsTable:
             continue
         head, _, ret = line.partition("|")
         parts = head.split()
+        if parts[0] == "Option":
+            table.options.update(parts[1:])
+            continue
         if parts[0] in ("NamedType", "TaskState"):
             if len(parts) < 2:
                 raise TraceFormatError(f"line {lineno}: expected 'NamedType <Name> <n>=<text> ...', "
@@ -82,7 +87,7 @@ def parse_description(text: str, *, source: str = "<description>") -> OsTable:
                                    path=source)
         args = []
         for a in parts[2:]:
-            k, sep, fmt = a.partition("=")
+            k, sep, fmt = a.rstrip(",").partition("=")
             args.append((k, fmt if sep else "%u"))
         rt = ret.strip()
         returns = rt.split(None, 1)[1].strip() if rt.lower().startswith("returns") and len(rt.split()) > 1 \
@@ -123,8 +128,11 @@ def load_description(spec: str | Path | OsTable) -> OsTable:
 
 
 def choose_table(sysdesc: dict[str, str]) -> str | None:
-    """Pick a bundled table from SYSDESC keys, or None when the OS is not FreeRTOS."""
-    if sysdesc.get("O", "").strip().lower() != "freertos":
+    """Pick a bundled table from SYSDESC keys, or None when the OS has none (not FreeRTOS or Zephyr)."""
+    os_name = sysdesc.get("O", "").strip().lower()
+    if os_name == "zephyr":
+        return "zephyr"
+    if os_name != "freertos":
         return None
     dev = (sysdesc.get("D", "") + " " + sysdesc.get("C", "")).lower()
     if "esp32" in dev or "xtensa" in dev or "risc" in dev and "esp" in dev:

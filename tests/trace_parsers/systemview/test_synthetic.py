@@ -272,7 +272,8 @@ def test_description_file_and_tables(tmp_path: Path) -> None:
     assert seg.label(35) == "vTaskDelay" and esp.label(34) == "vTaskDelay"
     assert choose_table({"O": "FreeRTOS", "D": "ESP32"}) == "freertos_espidf"
     assert choose_table({"O": "FreeRTOS", "D": "STM32F429"}) == "freertos_segger"
-    assert choose_table({"O": "Zephyr"}) is None
+    assert choose_table({"O": "Zephyr"}) == "zephyr"
+    assert choose_table({"O": "embOS"}) is None
     # a user description overrides the bundled choice
     enc = Encoder()
     _base(enc)
