@@ -71,8 +71,8 @@ notebooks: $(VENV)/.installed
 bench: build
 	$(PY) -m bench
 
-.PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci), all tests (firmware included)
-ci: setup lint docs-check fw-ci test-all fuzz-ci
+.PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci, fw-ci-zephyr), all tests (firmware included)
+ci: setup lint docs-check fw-ci fw-ci-zephyr test-all fuzz-ci
 
 .PHONY: clean ## remove build outputs
 clean:

@@ -32,6 +32,16 @@ _STAMP = b"crosstrace.stamp"
 _SIDE = {"tasks": Task, "isrs": Isr, "markers": Marker, "channels": Channel, "diagnostics": Diagnostic}
 
 
+#: ``source_format`` of the logic-capture readers, for event files written before
+#: ``TraceMeta.source_kind`` existed
+LEGACY_LOGIC_FORMATS = frozenset({"sigrok", "vcd", "saleae_csv", "saleae_binary", "dsl", "synthetic_logic"})
+
+
+def legacy_source_kind(meta: dict[str, Any]) -> str:
+    """``source_kind`` of an event file that does not record it, from the reader that wrote it."""
+    return "logic" if meta.get("source_format") in LEGACY_LOGIC_FORMATS else "trace"
+
+
 def save_trace(trace: Trace, path: str | Path, *, stamp: dict[str, Any] | None = None) -> None:
     """Write ``trace`` to ``path``; ``stamp`` (JSON) records what the events were decoded from, so a
     later run can reuse the file instead of decoding again (:func:`read_stamp`)."""
@@ -100,5 +110,6 @@ def load_trace(path: str | Path) -> Trace:
             items.append(cls(**r))
         rows[name] = items
     fields = {f.name for f in dataclasses.fields(TraceMeta)}
+    meta_d.setdefault("source_kind", legacy_source_kind(meta_d))
     meta = TraceMeta(**{k: v for k, v in meta_d.items() if k in fields})
     return Trace(ev, meta, strings=strings, **rows)

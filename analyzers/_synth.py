@@ -292,7 +292,8 @@ def to_capture(
     ev["ctx_type"] = CtxType.NONE
     fill_ts(ev, samplerate)
     meta = TraceMeta(
-        source_format="synthetic_logic", tick_hz=samplerate, clock_domain="la_samples", app=sc.app
+        source_format="synthetic_logic", tick_hz=samplerate, clock_domain="la_samples", app=sc.app,
+        source_kind="logic",
     )
     return Trace(ev, meta, channels=channels)
 

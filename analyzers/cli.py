@@ -132,6 +132,7 @@ def summarize(trace: Any) -> dict[str, Any]:
         "tick_hz": m.tick_hz,
         "ts_unit": m.ts_unit,
         "clock_domain": m.clock_domain,
+        "source_kind": m.source_kind,
         "duration": trace.duration,
         "cores": m.cores,
         "events": len(trace),
@@ -146,7 +147,7 @@ def summarize(trace: Any) -> dict[str, Any]:
         "rtos": m.rtos, "board": m.board, "app": m.app,
         "capture": ({k: m.extra.get(k) for k in ("samplerate", "total_samples", "duration_ns",
                                                  "sample_period_ns")}
-                    if m.clock_domain == "la_samples" else None),
+                    if m.source_kind == "logic" else None),
     }
 
 
@@ -165,7 +166,10 @@ def print_summary(s: dict[str, Any], out: Any = None) -> None:
     if s["rtos"] or s["app"]:
         w(f"  firmware  rtos={s['rtos']} board={s['board']} app={s['app']}\n")
     cap = s.get("capture")
-    if cap and cap.get("total_samples") is not None:
+    if cap and cap.get("samplerate") is None:
+        w(f"  capture   sample rate not stated in the file: times in {s['ts_unit']} as written "
+          "(--samplerate HZ to count samples)\n")
+    elif cap and cap.get("total_samples") is not None:
         dur = cap.get("duration_ns")
         w(f"  capture   {cap['total_samples']} samples at {cap['samplerate']} Hz"
           + (f", {dur / 1e9:.6f} s ({dur} ns)" if dur is not None else "") + "\n")
@@ -219,82 +223,24 @@ def _setup_events(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", type=Path)
     sp.add_argument("-o", "--output", type=Path, required=True, help="OUT.parquet or OUT.csv")
     _add_read_options(sp)
+    sp.add_argument("--chunk-events", type=int, default=None, metavar="N",
+                    help="events per chunk (default 1 Mi): memory is bounded by a chunk, not the recording")
     sp.set_defaults(func=cmd_events)
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    from trace_parsers import TraceError, open_trace
+    from trace_parsers import TraceError
+
+    from .stream.events import export_events  # chunked: Parquet row groups / CSV appends
 
     try:
-        tr = open_trace(args.file, **_reader_kwargs(args, args.file))
+        n = export_events(args.file, args.output, _reader_kwargs(args, args.file),
+                          chunk_events=getattr(args, "chunk_events", None))
     except TraceError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 1
-    write_events(tr, args.output)
-    print(f"wrote {len(tr)} events to {args.output}")
+    print(f"wrote {n} events to {args.output}")
     return 0
-
-
-def write_events(trace: Any, out: Path) -> None:
-    """Write events (with kind names) to Parquet or CSV, chosen by the suffix."""
-    import pyarrow as pa
-
-    from trace_parsers.model import CtxType, EventKind
-
-    table = trace.to_arrow()
-    kinds = [EventKind(k).name for k in range(len(EventKind))]
-    ctxs = [CtxType(k).name for k in range(len(CtxType))]
-    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()]))
-    table = table.append_column("ctx_type_name",
-                                pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()]))
-    table = _with_names(trace, table)
-    suffix = out.suffix.lower()
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, out)
-    elif suffix == ".csv":
-        import pyarrow.csv as pcsv
-
-        pcsv.write_csv(table, out)
-    else:
-        raise SystemExit(f"crosstrace: unsupported output {out} (expected .parquet or .csv)")
-
-
-def _with_names(trace: Any, table: Any) -> Any:
-    """Task/ISR names per row (``ctx_name``, ``target_name``) and, in the Parquet schema metadata
-    ``crosstrace``, the tick rate, time unit, RTOS and side tables (tasks, ISRs, markers)."""
-    import json as _json
-
-    import pyarrow as pa
-
-    from trace_parsers.model import CtxType
-
-    tasks = {t.ctx_id: t.name for t in trace.tasks}
-    isrs = {i.number: i.name for i in trace.isrs}
-    ev = trace.events
-    ct, cid, tgt = ev["ctx_type"].tolist(), ev["ctx_id"].tolist(), ev["target_id"].tolist()
-
-    def ctx_name(t: int, c: int) -> str | None:
-        if t == CtxType.TASK:
-            return tasks.get(c)
-        if t == CtxType.ISR:
-            return isrs.get(c)
-        return "idle" if t == CtxType.IDLE else None
-
-    table = table.append_column("ctx_name", pa.array([ctx_name(t, c) for t, c in zip(ct, cid)], pa.string()))
-    table = table.append_column("target_name", pa.array([tasks.get(t) for t in tgt], pa.string()))
-    m = trace.meta
-    meta = {
-        "source_format": m.source_format, "tick_hz": m.tick_hz, "ts_unit": m.ts_unit, "rtos": m.rtos,
-        "cores": m.cores, "tasks": [{"ctx_id": t.ctx_id, "name": t.name, "priority": t.priority}
-                                    for t in trace.tasks],
-        "isrs": [{"number": i.number, "name": i.name} for i in trace.isrs],
-        "markers": [{"id": k.id, "name": k.name} for k in trace.markers],
-    }
-    old = table.schema.metadata or {}
-    text = _json.dumps(meta, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    return table.replace_schema_metadata({**old, b"crosstrace": text})
 
 
 # -- decode ----------------------------------------------------------------------------------------
@@ -327,7 +273,8 @@ OPTIONAL_EXTRAS = {"distributed": "dask", "dask": "dask", "polars": "frames", "p
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
+    # no (known) command: --version, --help or an error; configure no subcommand (no imports)
+    parser = build_parser(command if command in COMMANDS else "")
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

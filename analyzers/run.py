@@ -2,7 +2,7 @@
 
 >>> from analyzers.run import ANALYZERS
 >>> ANALYZERS[0]
-'analyzers.context_switch'
+'analyzers.metrics.context_switch'
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from typing import Any
 
 from trace_parsers.model import Trace
 
+from .metrics.stats import Drop, Stats
 from .sites import Site, is_logic, reuse_site_events
-from .stats import Drop, Stats
 
 #: Analyzer modules; each provides ``analyze(trace, sites, options) -> Result``.
 ANALYZERS = (
-    "analyzers.context_switch",
-    "analyzers.periodicity",
-    "analyzers.isr_latency",
-    "analyzers.workload",
-    "analyzers.cpu_load",
-    "analyzers.calib",
-    "analyzers.thread_metric",
+    "analyzers.metrics.context_switch",
+    "analyzers.metrics.periodicity",
+    "analyzers.metrics.isr_latency",
+    "analyzers.metrics.workload",
+    "analyzers.metrics.cpu_load",
+    "analyzers.metrics.calib",
+    "analyzers.metrics.thread_metric",
     "analyzers.metrics.kernel",
     "analyzers.user_config",
 )

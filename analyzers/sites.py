@@ -135,8 +135,8 @@ class SiteEvents:
 
 
 def is_logic(trace: Trace) -> bool:
-    """True for a logic capture (channels and edges, no trace markers)."""
-    return bool(trace.channels) or trace.meta.clock_domain == "la_samples"
+    """True for a logic capture, as its reader declared it (``TraceMeta.source_kind``)."""
+    return trace.meta.source_kind == "logic"
 
 
 def tick_ns(trace: Trace) -> float:
@@ -152,7 +152,7 @@ def _norm(s: str) -> str:
 def trace_site_events(trace: Trace, sites: Sequence[Site]) -> SiteEvents:
     """Site occurrences from a trace: MARK events with ``marker == id`` (SystemView Mark, or a
     reader that maps TraceX user events to MARK), or USER events with ``src_id == 4096 + id``."""
-    from .stats import overflow_gaps
+    from .metrics.stats import overflow_gaps
 
     ev = trace.events
     out = SiteEvents("trace", gaps=overflow_gaps(trace), tick_ns=tick_ns(trace))

@@ -44,9 +44,9 @@ import numpy as np
 from trace_parsers.errors import AnalysisError
 from trace_parsers.model import EventKind, Trace
 
-from ._metric import Result, Summary, make_table, site_interval, summary_fields
+from .metrics.base import Result, Summary, make_table, site_interval, summary_fields
+from .metrics.stats import DropLog, overflow_gaps
 from .sites import Site, SiteEvents, is_logic, tick_ns
-from .stats import DropLog, overflow_gaps
 
 CONFIG_NAME = "crosstrace.toml"
 EDGES = ("rising", "falling", "both")

@@ -7,6 +7,16 @@ processes): the read call's time, the whole process's wall time (compared with s
 process) and the peak RSS as `VmHWM` (``ru_maxrss`` would report the parent's peak: a forked child
 inherits it across exec, which made every file show the same figure).  The corpus is
 `../shared/corpus/logic` beside the repository (or `$CROSSTRACE_CORPUS/logic`).
+
+Long capture (issue 18): a synthetic 10 G-sample `.sr` (`$CROSSTRACE_BENCH_LOGIC_SAMPLES` changes the
+size) is generated in a temporary folder, never committed: 8 channels at 100 MS/s, bursts of edges on
+4 of them averaging one edge per ~1,000 samples (a UART/SPI-like density between the corpus's SPI and
+UART captures), written member by member (4 MiB `logic-1-N` entries; 16 distinct payloads compressed
+once and cycled, so generating it costs seconds).  Each of these runs in its own fresh process, under
+an address-space limit (`RLIMIT_AS`, like `prlimit --as`) and a timeout: inflating only (the floor of
+any reader), the chunked reader (`trace_parsers.sigrok.chunks.iter_chunks`, target <= 512 MB peak),
+the whole reader (`read_sigrok`; refuses beyond its edge limit), `crosstrace events FILE -o
+OUT.parquet` and `crosstrace analyze` on a capture folder holding it.
 """
 
 from __future__ import annotations
@@ -96,6 +106,12 @@ def _sigrok_vcd_seconds(path: Path) -> float | None:
 
 
 def run() -> list[dict]:
+    from bench.logic_long import run_long
+
+    return _run_corpus() + run_long()
+
+
+def _run_corpus() -> list[dict]:
     corpus = _corpus()
     if corpus is None:
         return [{"name": "logic corpus", "value": "missing", "unit": "",

@@ -11,8 +11,16 @@ Rows (``run() -> list[dict]``):
   ``CROSSTRACE_ESPYTRACE`` names the folder holding ``espytrace/`` and ``sysviewtrace_proc.py``
   (``CROSSTRACE_ESPYTRACE_PYTHON``: interpreter with pyelftools for it; default: this one).
 
+* long recordings (issue 18): a synthetic stream of ``CROSSTRACE_SV_LONG_MB`` (default 1000)
+  is written block by block to a temp file (never committed; ``CROSSTRACE_SV_SEED`` seeds it);
+  the chunked reader (``systemview.chunks.iter_chunks``) on it and on the 100 MB stream, and the
+  whole-process commands ``crosstrace events FILE -o out.parquet`` and ``crosstrace analyze`` on
+  it, each in a fresh process under an address-space limit (``CROSSTRACE_SV_LIMIT_MB``, default
+  4096) and a timeout, with its own peak RSS; a command that exceeds them is reported as
+  "not bounded yet".
+
 Environment: ``CROSSTRACE_SV_BENCH_MB`` (default 100) and ``CROSSTRACE_SV_ESPY_MB`` (default 20)
-size the synthetic files.
+size the synthetic files. ``BENCH_QUICK=1``: one process per figure, 20 MB / 100 MB files.
 """
 
 from __future__ import annotations
@@ -54,6 +62,13 @@ def synthetic_stream(target_bytes: int, *, markers: bool = True, seed: int = 1) 
     relative, so repetition keeps time monotonic. With ``markers=False`` only events espytrace
     understands are used (no EX/END_CALL).
     """
+    head, n_head, body, n_body = _synthetic_parts(markers=markers, seed=seed)
+    reps = max(1, (target_bytes - len(head)) // len(body) + 1)
+    return head + body * reps, n_head + n_body * reps
+
+
+def _synthetic_parts(*, markers: bool, seed: int) -> tuple[bytes, int, bytes, int]:
+    """(head, its packets, body, its packets) of ``synthetic_stream``."""
     rnd = random.Random(seed)
     head = bytearray(b"\x00" * 10)
     n_head = 0
@@ -98,12 +113,12 @@ def synthetic_stream(target_bytes: int, *, markers: bool = True, seed: int = 1) 
         pkt(body, 2, 15, delta=d())
         pkt(body, 3, delta=d())
         n_body += 5
-    reps = max(1, (target_bytes - len(head)) // len(body) + 1)
-    return bytes(head) + bytes(body) * reps, n_head + n_body * reps
+    return bytes(head), n_head, bytes(body), n_body
 
 
 #: Fresh processes per figure (best of N: the machine may be shared).
-REPEAT = int(os.environ.get("CROSSTRACE_BENCH_REPEAT", "3"))
+QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+REPEAT = int(os.environ.get("CROSSTRACE_BENCH_REPEAT", "1" if QUICK else "3"))
 
 
 def _child(code: str, *args: str, env: dict[str, str] | None = None, repeat: int = REPEAT) -> dict:
@@ -153,6 +168,111 @@ print(json.dumps({"n": len(tr), "dt": dt, "cpu": cpu, "peak_kb": peak - base}))
 """
 
 
+_PEAK_CHUNKS = r"""
+import json, sys, time
+from trace_parsers.systemview.chunks import iter_chunks
+def kb(key):
+    for line in open('/proc/self/status'):
+        if line.startswith(key):
+            return int(line.split()[1])
+base = kb('VmRSS')
+t0, c0 = time.perf_counter(), time.process_time()
+n = k = 0
+for tr in iter_chunks(sys.argv[1], chunk_events=int(sys.argv[2])):
+    n += len(tr); k += 1
+    del tr  # one chunk alive at a time
+dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+peak = kb('VmHWM')
+print(json.dumps({"n": n, "chunks": k, "dt": dt, "cpu": cpu, "peak_kb": peak - base}))
+"""
+
+#: One child under an address-space limit; prints its own peak RSS (the wrapper has one child,
+#: so RUSAGE_CHILDREN is that child's, not a maximum over earlier commands).
+_LIMITED = r"""
+import json, resource, subprocess, sys, time
+limit, timeout = int(sys.argv[1]), float(sys.argv[2])
+def lim():
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+t0 = time.perf_counter()
+try:
+    r = subprocess.run(sys.argv[3:], preexec_fn=lim, capture_output=True, text=True, timeout=timeout)
+    rc, err = r.returncode, r.stderr[-400:]
+except subprocess.TimeoutExpired:
+    rc, err = "timeout", ""
+dt = time.perf_counter() - t0
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "dt": dt, "cpu": u.ru_utime + u.ru_stime, "peak_kb": u.ru_maxrss,
+                  "err": err}))
+"""
+
+
+def write_synthetic(path: Path, target_bytes: int, *, seed: int = 1) -> int:
+    """Write a ``synthetic_stream`` of about ``target_bytes`` body by body (memory: one body,
+    not the file); returns the packets after the sync."""
+    head, n_head, body, n_body = _synthetic_parts(markers=True, seed=seed)
+    reps = max(1, (target_bytes - len(head)) // len(body) + 1)
+    with open(path, "wb") as f:
+        f.write(head)
+        for _ in range(reps):
+            f.write(body)
+    return n_head + n_body * reps
+
+
+def _limited(cmd: list[str], limit_mb: int, timeout: float) -> dict:
+    r = subprocess.run([sys.executable, "-c", _LIMITED, str(limit_mb << 20), str(timeout), *cmd],
+                       capture_output=True, text=True, cwd=ROOT, timeout=timeout + 60)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _chunk_rows(label: str, path: Path, chunk_events: int = 1 << 22) -> list[dict]:
+    r = _child(_PEAK_CHUNKS, str(path), str(chunk_events))
+    rate = r["n"] / r["cpu"]
+    return [
+        {"name": f"{label}: chunked reader events/s (CPU time)", "value": round(rate),
+         "unit": "events/s", "ratio": round(rate / 30e6, 2), "peer": "target 30 M events/s",
+         "note": f"iter_chunks(chunk_events={chunk_events}), {r['chunks']} chunks, wall "
+                 f"{r['n'] / r['dt']:,.0f}/s (two passes: scan, then decode + convert)"},
+        {"name": f"{label}: chunked reader peak RSS", "value": round(r["peak_kb"] / 1024, 1),
+         "unit": "MB", "ratio": round(512 / max(r["peak_kb"] / 1024, 1e-9), 2),
+         "peer": "target <= 512 MB whatever the length",
+         "note": f"{r['peak_kb'] * 1024 / max(r['n'], 1):.1f} B/event; fresh process, VmHWM "
+                 "minus start-up VmRSS"},
+    ]
+
+
+def _long_rows(td: Path) -> list[dict]:
+    """The long synthetic recording: chunked reader, `crosstrace events` and `analyze`."""
+    mb = int(os.environ.get("CROSSTRACE_SV_LONG_MB", "100" if QUICK else "1000"))
+    seed = int(os.environ.get("CROSSTRACE_SV_SEED", "1"))
+    limit = int(os.environ.get("CROSSTRACE_SV_LIMIT_MB", "4096"))
+    cap = td / "long_capture"
+    cap.mkdir()
+    p = cap / "trace.SVDat"
+    n = write_synthetic(p, mb * 1_000_000, seed=seed)
+    label = f"synthetic {mb} MB ({n / 1e6:.0f} M packets)"
+    rows = _chunk_rows(label, p)
+    exe = str(Path(sys.executable).with_name("crosstrace"))
+    cmds = {"crosstrace events -o out.parquet": [exe, "events", str(p), "-o", str(td / "out.parquet")],
+            "crosstrace analyze": [exe, "analyze", str(cap), "-o", str(td / "analysis"), "-j", "1",
+                                   "--allow-fail", "-q"]}
+    for name, cmd in cmds.items():
+        r = _limited(cmd, limit, timeout=1800)
+        ok = r["rc"] == 0
+        why = "" if ok else (" timed out" if r["rc"] == "timeout" else
+                             f" failed (exit {r['rc']}): {r['err'].strip().splitlines()[-1:]}")
+        rows += [
+            {"name": f"{label}: {name} time", "value": round(r["dt"], 1) if ok else None,
+             "unit": "s", "note": f"whole process, CPU {r['cpu']:.1f} s{why}"},
+            {"name": f"{label}: {name} peak RSS", "value": round(r["peak_kb"] / 1024, 1),
+             "unit": "MB", "ratio": round(512 / max(r["peak_kb"] / 1024, 1e-9), 2) if ok else None,
+             "peer": "target <= 512 MB",
+             "note": ("" if ok else f"not bounded yet: exceeded the {limit} MB address-space limit "
+                      "or failed; ") + "ru_maxrss of its own wrapper process"},
+        ]
+    p.unlink()
+    return rows
+
+
 def _whole_process(cmd: list[str], cwd: Path | None = None, repeat: int = 1) -> tuple[float, float]:
     """(best wall s, best CPU s = user + sys of the child) of running ``cmd``."""
     best, best_cpu = float("inf"), float("inf")
@@ -176,6 +296,7 @@ def _file_rows(label: str, path: Path) -> list[dict]:
     dec = _child(_PEAK_DECODE, str(path))
     full = _child(_PEAK_FULL, str(path))
     ref = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_FAST": "0"})
+    blocks = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_BLOCKS": "1"})
     n = dec["n"]
     shared = f"best of {REPEAT} fresh processes on a shared machine"
     rows = [
@@ -185,7 +306,8 @@ def _file_rows(label: str, path: Path) -> list[dict]:
         {"name": f"{label}: Rust decode MB/s (CPU time)", "value": round(size / dec["cpu"] / 1e6, 1),
          "unit": "MB/s", "note": f"wall {size / dec['dt'] / 1e6:.1f} MB/s"},
     ]
-    for tag, r in (("read_systemview", full), ("read_systemview NumPy path", ref)):
+    for tag, r in (("read_systemview", full), ("read_systemview NumPy path", ref),
+                   ("read_systemview by blocks (CROSSTRACE_SV_BLOCKS=1)", blocks)):
         rate = r["n"] / r["cpu"]
         rows += [
             {"name": f"{label}: {tag} events/s (CPU time)", "value": round(rate), "unit": "events/s",
@@ -239,7 +361,7 @@ def run() -> list[dict]:
         big = corpus[-1]
         rows += _file_rows(f"corpus {big.name}", big)
         rows += _espytrace_rows(f"corpus {big.name}", big)
-    mb = int(os.environ.get("CROSSTRACE_SV_BENCH_MB", "100"))
+    mb = int(os.environ.get("CROSSTRACE_SV_BENCH_MB", "20" if QUICK else "100"))
     espy_mb = int(os.environ.get("CROSSTRACE_SV_ESPY_MB", "20"))
     with tempfile.TemporaryDirectory(prefix="ct-sv-bench-") as td:
         p = Path(td) / "synthetic.SVDat"
@@ -247,12 +369,15 @@ def run() -> list[dict]:
         p.write_bytes(data)
         del data
         rows += _file_rows(f"synthetic {mb} MB", p)
+        rows += _chunk_rows(f"synthetic {mb} MB", p)
         p.unlink()
         q = Path(td) / "synthetic_esp.SVDat"
         data, _ = synthetic_stream(espy_mb * 1_000_000, markers=False)
         q.write_bytes(ESP_HEADER + data)
         del data
         rows += _espytrace_rows(f"synthetic {espy_mb} MB ';' header", q)
+        q.unlink()
+        rows += _long_rows(Path(td))
     return rows
 
 

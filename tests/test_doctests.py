@@ -9,12 +9,13 @@ import pytest
 
 MODULES = [
     "trace_parsers.model",
-    "analyzers.isr_latency",
-    "analyzers.cpu_load",
+    "analyzers.metrics.isr_latency",
+    "analyzers.metrics.cpu_load",
     "analyzers.metrics.sched",
     "analyzers.metrics.registry",
     "analyzers.user_config",
     "analyzers.campaign.discover",
+    "analyzers.campaign.tables",
 ]
 
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import AnalysisError, TraceCorruptError, TraceError, TraceFormatError
-from .model import Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severity, Task, Trace, TraceMeta
+if TYPE_CHECKING:  # pragma: no cover - imported on first use (PEP 562): `crosstrace --version` needs no NumPy
+    from .errors import AnalysisError, TraceCorruptError, TraceError, TraceFormatError
+    from .model import Channel, CtxType, Diagnostic, EventKind, Isr, Marker, Severity, Task, Trace, TraceMeta
 
 __all__ = [
     "open_trace", "detect_format", "FORMATS", "read_systemview", "read_tracex", "read_sigrok",
     "read_vcd", "read_saleae_csv", "read_saleae_binary", "read_dsview", "read_ctf", "Trace", "TraceMeta",
     "EventKind", "CtxType", "Severity", "Task", "Isr", "Marker", "Channel", "Diagnostic",
-    "TraceError", "TraceFormatError", "TraceCorruptError", "AnalysisError",
+    "TraceError", "TraceFormatError", "TraceCorruptError", "AnalysisError", "iter_trace_chunks",
 ]
 
 __version__ = "0.1.0"
@@ -39,6 +40,11 @@ FORMATS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 _LAZY = {reader: module for _, module, _, reader in FORMATS}
+_LAZY["iter_trace_chunks"] = "trace_parsers.chunked"  # chunked reading (bounded memory where supported)
+_LAZY.update({n: "trace_parsers.errors" for n in ("AnalysisError", "TraceCorruptError", "TraceError",
+                                                  "TraceFormatError")})
+_LAZY.update({n: "trace_parsers.model" for n in ("Channel", "CtxType", "Diagnostic", "EventKind", "Isr",
+                                                 "Marker", "Severity", "Task", "Trace", "TraceMeta")})
 
 #: formats whose files are zip archives (sigrok session, DSView); only sniffed for zip content
 _ZIP_FORMATS = frozenset({"sigrok", "dsl"})
@@ -49,8 +55,28 @@ _DIR_FORMATS = frozenset({"ctf"})
 SNIFF_BYTES = 4096
 
 
+#: what a file with this extension should start with (named in the message for an empty file only:
+#: the format is always recognised from the content)
+_EXPECTED_BY_SUFFIX = {
+    ".svdat": "a SystemView recording (a ';' text header or 10 zero bytes and TRACE_START)",
+    ".trx": "a TraceX buffer (the 'BTXT'/'TXTB' id)", ".sr": "a sigrok session (a zip archive)",
+    ".dsl": "a DSView session (a zip archive)", ".vcd": "a VCD header ($timescale, $var, ...)",
+    ".csv": "a Saleae digital CSV header ('Time [s],<channel>,...')",
+    ".bin": "a Saleae binary export (the '<SALEAE>' magic)", ".sal": "a Saleae Logic 2 project (zip)",
+    ".ctf": "a CTF packet stream",
+}
+
+
+def _empty_message(p: Path) -> str:
+    want = _EXPECTED_BY_SUFFIX.get(p.suffix.lower(), "a recording: SystemView, TraceX, sigrok .sr, "
+                                   "DSView .dsl, VCD, a Saleae export or CTF")
+    return f"the file is empty (0 bytes): expected {want} at offset 0"
+
+
 def detect_format(path: str | Path) -> str:
     """Name of the format whose reader accepts ``path``'s content; raises TraceFormatError."""
+    from .errors import TraceFormatError
+
     p = Path(path)
     if p.is_dir():
         for name, module, sniffer, _ in FORMATS:
@@ -62,6 +88,8 @@ def detect_format(path: str | Path) -> str:
     except OSError as e:
         raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
                                path=str(p)) from None
+    if not head:
+        raise TraceFormatError(_empty_message(p), code="FMT_UNKNOWN", path=str(p), offset=0)
     is_zip = head[:4] == b"PK\x03\x04"
     for name, module, sniffer, _ in FORMATS:
         if name in _ZIP_FORMATS and not is_zip:

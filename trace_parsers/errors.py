@@ -72,6 +72,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "CSV_NON_MONOTONIC": (Severity.ERROR, "CSV times go backwards"),
     "SALEAE_BAD_BINARY": (Severity.ERROR, "not a Saleae binary export"),
     "SALEAE_UNSUPPORTED": (Severity.ERROR, "a Saleae project file; export a supported format instead"),
+    "SALEAE_NO_SAMPLERATE": (Severity.NOTICE, "the export states no sample rate: times are kept in ns as "
+                             "written, not counted in samples (pass samplerate=)"),
     "DSL_BAD": (Severity.ERROR, "not a readable DSView .dsl capture"),
     "DECODER_MISSING": (Severity.ERROR, "sigrok-cli (libsigrokdecode) is not installed"),
     # analysis

@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; keep imports light on the `
 
 #: Bumped on any incompatible change to the columns or side tables below.
 SCHEMA_VERSION = 1
+#: values of ``TraceMeta.source_kind``
+SOURCE_KINDS = ("trace", "logic")
 
 #: ``value`` is nullable: NumPy stores this sentinel, Arrow/pandas/polars show it as null.
 VALUE_NULL = np.iinfo(np.int64).min
@@ -244,8 +246,15 @@ class TraceMeta:
     firmware_rev: str = ""
     cores: int = 1
     origin_raw: int = 0  #: ts_raw of the capture origin: ts = ticks_to_ns(ts_raw - origin_raw)
+    source_kind: str = "trace"  #: "trace" (RTOS trace recorder) or "logic" (logic analyzer), by the reader
     schema_version: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.source_kind not in SOURCE_KINDS:
+            raise ValueError(f"Invalid value for the 'source_kind' parameter. Allowed values are "
+                             f"{' and '.join(repr(k) for k in SOURCE_KINDS)}, but got "
+                             f"{self.source_kind!r} instead.")
 
     @property
     def ts_unit(self) -> str:
@@ -269,6 +278,9 @@ META_FIELDS_DOC: dict[str, str] = {
     "firmware_rev": "Firmware git revision as recorded (run.json) or empty.",
     "cores": "Number of CPU cores in the trace.",
     "origin_raw": "`ts_raw` value of the capture origin: `ts = ticks_to_ns(ts_raw - origin_raw, tick_hz)`.",
+    "source_kind": "`trace` (an RTOS trace recorder: SystemView, TraceX, CTF) or `logic` (a logic-analyzer "
+                   "capture: sigrok, VCD, Saleae, DSLogic), declared by the reader; analyzers branch on "
+                   "this field only, never on the channels or the clock domain.",
     "schema_version": f"Version of this schema (currently {SCHEMA_VERSION}).",
     "extra": "Format-specific facts (SystemView INIT/SYSDESC, TraceX header and registry, ...).",
 }

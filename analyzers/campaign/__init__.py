@@ -21,7 +21,9 @@ Outputs under ``-o OUT``:
   ``instances.parquet`` (every metric instance), ``metrics.parquet`` (statistics per metric and
   source), ``crossval.parquet``, ``alignment.parquet``, ``pairs.parquet``, ``drop_log.parquet``,
   ``result.json`` (all of it as JSON, the input hash and provenance);
-- ``campaign.parquet``/``.csv``: one row per capture, board, RTOS, app, metric and source;
+- ``campaign.parquet``/``.csv``: one row per capture, board, RTOS, app, metric, source and
+  ``core`` (-1: the whole recording; a multi-core recording's kernel metrics and CPU load also
+  get one row per core);
 - ``crossval.parquet``/``.csv``: the trace-versus-capture agreement of every capture and metric;
 - ``comparison.parquet``/``.csv``: per board, app and metric, each RTOS as a multiple of the
   fastest and of the slowest, in µs and CPU cycles;
@@ -34,8 +36,8 @@ The package, one job per module (imports point down the list):
 - :mod:`.discover`: capture folders and their recordings;
 - :mod:`.plan`: what one folder holds (:func:`~.plan.plan_capture`);
 - :mod:`.identity`: input, code and option hashes, the capture's identity;
+- :mod:`.tables`: the campaign tables (a capture's rows, :func:`~.tables.load_campaign`);
 - :mod:`.capture`: decode the sources, run the analyzers and cross-validation of one capture;
-- :mod:`.tables`: the campaign tables, :func:`~.tables.load_campaign`;
 - :mod:`.scheduler`: task graph, process pool, Dask (:func:`~.scheduler.analyze_dirs`);
 - :mod:`.cli_analyze`: the ``analyze`` command's arguments and exit codes.
 """

@@ -14,50 +14,8 @@ from trace_parsers.errors import AnalysisError, TraceError
 from .decode import _decoded, _open, _source_stamp, decode_source  # noqa: F401 (re-exported)
 from .identity import _identity, _json_default, _sha256, code_hash, input_hash
 from .plan import BOARD_CPU_HZ, capture_sources, plan_capture
-
-
-def _stat_rows(ident: dict[str, Any], source: str, profile: str, res: Any) -> list[dict[str, Any]]:
-    rows = []
-    for m, st in sorted(res.stats.items()):
-        rows.append(
-            {
-                **ident,
-                "metric": m,
-                "source": source,
-                "profile": profile,
-                "kind": "distribution",
-                "unit": res.units.get(m, "ns"),
-                **st.as_dict(),
-                "excluded": sum(
-                    e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"
-                ),
-                "unmatched": sum(
-                    e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event"
-                ),
-            }
-        )
-    for m, (v, unit) in sorted(res.scalars.items()):
-        rows.append(
-            {
-                **ident,
-                "metric": m,
-                "source": source,
-                "profile": profile,
-                "kind": "scalar",
-                "unit": unit,
-                "n": 1,
-                "mean": v,
-                "std": 0.0,
-                "min": v,
-                "p1": v,
-                "p50": v,
-                "p99": v,
-                "max": v,
-                "excluded": 0,
-                "unmatched": 0,
-            }
-        )
-    return rows
+from .tables import ALL_CORES
+from .tables import stat_rows as _stat_rows
 
 
 def _write_table(rows: list[dict[str, Any]], path: Path) -> None:
@@ -277,7 +235,7 @@ def _analyze_source(
         options = {**options, "_user_config": src["user_config"]}
         _add_user_sites(ctx, src["user_config"])
     res = run_analyzers(events, ctx["sites"], options)
-    acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res)
+    acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res, cores=events.meta.cores)
     acc["instances"].append(
         res.table.append_column("profile", pa.array([profile] * res.table.num_rows, pa.string()))
     )
@@ -322,6 +280,7 @@ def _firmware_rows(ident: dict[str, Any], run: dict[str, Any]) -> list[dict[str,
                 "metric": r["metric"],
                 "source": "firmware",
                 "profile": "",
+                "core": ALL_CORES,
                 "kind": "summary",
                 "unit": unit,
                 "n": r["n"],

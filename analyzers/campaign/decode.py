@@ -41,12 +41,16 @@ def _open(
         if tick_hz:
             kw["tick_hz"] = int(tick_hz)
     try:
-        return open_trace(path, on_corrupt=on_corrupt, **kw)
+        trace = open_trace(path, on_corrupt=on_corrupt, **kw)
     except TraceError as e:
         # run.json's analyzer profile states the rate; use it only when the file itself does not
         if e.code == "SR_NO_SAMPLERATE" and samplerate:
             return open_trace(path, on_corrupt=on_corrupt, samplerate=int(samplerate))
         raise
+    if samplerate and trace.meta.source_kind == "logic" and trace.meta.extra.get("samplerate") is None:
+        # a Saleae CSV / binary v0 export states no rate (read in ns): count in run.json's samples
+        return open_trace(path, on_corrupt=on_corrupt, samplerate=int(samplerate))
+    return trace
 
 
 def _source_stamp(src: dict[str, Any], on_corrupt: str) -> dict[str, Any]:

@@ -1,8 +1,16 @@
-"""Campaign tables from the per-capture results: campaign, cross-validation, comparison, overhead."""
+"""Campaign tables from the per-capture results: campaign, cross-validation, comparison, overhead.
+
+The campaign table has one row per capture, metric, source, profile and ``core``: ``core`` is
+:data:`ALL_CORES` (-1) for the row over the whole recording (all cores merged; the only row of a
+single-core recording, a logic capture or the firmware's own statistics) and the core index for
+the per-core rows of a multi-core recording (ESP32 procpu/appcpu pairs, SystemView multi-core
+files, TraceX SMP), which its kernel metrics and CPU load get in addition to the merged row.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,12 +18,103 @@ from typing import Any
 from .identity import _json_default, code_hash
 from .plan import BOARD_CPU_HZ
 
+#: ``core`` of a campaign row over the whole recording (every core merged)
+ALL_CORES = -1
+
+
+def _split_core(metric: str) -> tuple[str, int]:
+    """``(metric id without its core, core)`` of a per-core metric id (``cpu.load.core1.total`` ->
+    ``("cpu.load.total", 1)``), ``(metric, ALL_CORES)`` for any other id. Only ids registered with
+    a ``core<core>`` part are split (a task named ``core1`` stays a task).
+
+    >>> _split_core("cpu.load.core1.IDLE1"), _split_core("ctx_switch.count.core0")
+    (('cpu.load.IDLE1', 1), ('ctx_switch.count', 0))
+    >>> _split_core("task.core1.exec_time")
+    ('task.core1.exec_time', -1)
+    """
+    from ..metrics.registry import lookup
+
+    d = lookup(metric)
+    if d is None or "core<core>" not in d.id:
+        return metric, ALL_CORES
+    head, _, tail = d.id.partition("core<core>")
+    m = re.fullmatch(re.escape(head) + r"core(\d+)" + (r"(\..+)" if tail else ""), metric)
+    if m is None:  # pragma: no cover - lookup matched the same template
+        return metric, ALL_CORES
+    return head.rstrip(".") + (m.group(2) if tail else ""), int(m.group(1))
+
+
+def stat_rows(
+    ident: dict[str, Any], source: str, profile: str, res: Any, *, cores: int = 1
+) -> list[dict[str, Any]]:
+    """The campaign rows of one analyzed source (``res``: :class:`analyzers.run.SourceResult`).
+
+    Every distribution and scalar gets its merged row (``core`` = :data:`ALL_CORES`). On a
+    recording of ``cores`` > 1, every distribution whose instances carry a core (the kernel
+    metrics) also gets one row per core from those instances, and per-core scalars (CPU load,
+    switch counts: ``<id>.core<N>...``) become rows of their merged id with ``core`` = N. Exclusions
+    are not attributed to a core: ``excluded``/``unmatched`` of a per-core row are null."""
+    rows = []
+    for m, st in sorted(res.stats.items()):
+        rows.append({
+            **ident, "metric": m, "source": source, "profile": profile, "core": ALL_CORES,
+            "kind": "distribution", "unit": res.units.get(m, "ns"), **st.as_dict(),
+            "excluded": sum(e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"),
+            "unmatched": sum(e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event"),
+        })
+    if cores > 1:
+        rows += _core_distribution_rows(ident, source, profile, res)
+    for m, (v, unit) in sorted(res.scalars.items()):
+        metric, core = _split_core(m) if cores > 1 else (m, ALL_CORES)
+        rows.append({
+            **ident, "metric": metric, "source": source, "profile": profile, "core": core,
+            "kind": "scalar", "unit": unit, "n": 1, "mean": v, "std": 0.0, "min": v, "p1": v, "p50": v,
+            "p99": v, "max": v, "excluded": 0, "unmatched": 0,
+        })
+    return rows
+
+
+def _core_distribution_rows(
+    ident: dict[str, Any], source: str, profile: str, res: Any
+) -> list[dict[str, Any]]:
+    """One row per metric and core from the per-instance table's ``core`` column."""
+    import numpy as np
+
+    from ..metrics.stats import summarize
+
+    t = res.table
+    if t is None or "core" not in t.column_names or not t.num_rows:
+        return []
+    metric = np.asarray(t.column("metric").to_pylist(), dtype=object)
+    core = t.column("core").to_numpy()
+    value = t.column("value").to_numpy()
+    rows = []
+    for m in sorted(res.stats):
+        sel = (metric == m) & (core >= 0)
+        for c in np.unique(core[sel]).tolist():
+            st = summarize(value[sel & (core == c)])
+            rows.append({
+                **ident, "metric": m, "source": source, "profile": profile, "core": int(c),
+                "kind": "distribution", "unit": res.units.get(m, "ns"),
+                **st.as_dict(), "excluded": None, "unmatched": None,
+            })
+    return rows
+
+
+def merged_rows(campaign: Any) -> Any:
+    """The campaign rows over whole recordings (one per capture, metric, source and profile), as
+    before per-core rows existed; campaign tables without a ``core`` column are returned as is."""
+    if campaign is None or campaign.empty or "core" not in campaign.columns:
+        return campaign
+    return campaign[campaign["core"].fillna(ALL_CORES) == ALL_CORES]
+
 
 def comparison_table(campaign: Any) -> Any:
     """Seed-style comparison: per board, app, variant, metric and source, every RTOS's mean as a
     multiple of the fastest and of the slowest RTOS, in µs and CPU cycles (pandas DataFrame)."""
     import pandas as pd
 
+    campaign = merged_rows(campaign)
     df = campaign[(campaign["unit"] == "ns") & (campaign["kind"] != "scalar")]
     if df.empty:
         return pd.DataFrame(columns=["board", "app", "variant", "metric", "source", "rtos", "mean_ns"])
@@ -35,25 +134,46 @@ def comparison_table(campaign: Any) -> Any:
     return g.sort_values(keys + ["rank"]).reset_index(drop=True)
 
 
+#: variant tokens that name the build's tracing, not its configuration: an untraced build
+#: ``n2-mpu-untraced`` is the baseline of the traced ``n2-mpu`` and ``n2-mpu-ctf``.
+_UNTRACED_TOKENS = frozenset({"untraced", "notrace"})
+_TRACER_TOKENS = frozenset({"ctf"})
+
+
+def build_config(variant: str, traced: bool) -> str:
+    """The configuration a variant name denotes once its tracing tokens are removed.
+
+    >>> build_config("n2-mpu-untraced", False), build_config("n2-mpu-ctf", True), build_config("", True)
+    ('n2-mpu', 'n2-mpu', '')
+    """
+    drop = _TRACER_TOKENS if traced else _UNTRACED_TOKENS
+    return "-".join(t for t in str(variant or "").split("-") if t and t not in drop)
+
+
 def overhead_table(campaign: Any, captures: list[dict[str, Any]]) -> Any:
-    """Instrumentation overhead: the pin-measured mean of a traced build minus that of an untraced
-    build of the same board, RTOS and app (untraced = a capture folder without a trace)."""
+    """Instrumentation overhead: the pin-measured mean of a traced build minus that of the untraced
+    build of the same board, RTOS, app and configuration (:func:`build_config`: MPU with MPU, N = 2
+    with N = 2), one row per tracer (``systemview``, ``ctf``, ``tracex``); untraced = a capture
+    without a trace. Builds without an untraced twin get no row."""
     import pandas as pd
 
-    traced = {
-        c["capture"]: bool(c.get("sources", {}).get("trace")) for c in captures if c.get("status") == "ok"
-    }
+    ok = [c for c in captures if c.get("status") == "ok"]
+    tracer = {c["capture"]: ((c.get("sources") or {}).get("trace") or {}).get("format", "") for c in ok}
+    campaign = merged_rows(campaign)
     df = campaign[(campaign["source"] == "logic") & (campaign["kind"] == "distribution")].copy()
     if df.empty:
         return pd.DataFrame()
-    df["traced"] = df["capture"].map(traced)
-    keys = ["board", "rtos", "app", "metric", "profile"]
-    a = df[df["traced"] == True].groupby(keys)["mean"].mean().rename("traced_ns")  # noqa: E712
-    b = df[df["traced"] == False].groupby(keys)["mean"].mean().rename("untraced_ns")  # noqa: E712
-    out = pd.concat([a, b], axis=1, join="inner").reset_index()
+    df["tracer"] = df["capture"].map(tracer).fillna("")
+    traced = df["tracer"] != ""
+    variant = df["variant"] if "variant" in df.columns else pd.Series("", index=df.index)
+    df["config"] = [build_config(v, t) for v, t in zip(variant.fillna(""), traced)]
+    keys = ["board", "rtos", "app", "config", "metric", "profile"]
+    a = df[traced].groupby(keys + ["tracer"])["mean"].mean().rename("traced_ns").reset_index()
+    b = df[~traced].groupby(keys)["mean"].mean().rename("untraced_ns").reset_index()
+    out = a.merge(b, on=keys, how="inner")
     out["overhead_ns"] = out["traced_ns"] - out["untraced_ns"]
     out["overhead_pct"] = 100.0 * out["overhead_ns"] / out["untraced_ns"]
-    return out
+    return out[keys + ["tracer", "traced_ns", "untraced_ns", "overhead_ns", "overhead_pct"]]
 
 
 def write_campaign(

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..metrics.stats import Stats, summarize
 from ..sites import SiteEvents
-from ..stats import Stats, summarize
 from .align import Alignment
 from .calibration import Calibration
 

@@ -45,10 +45,10 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
-from .._metric import Result, Series, Summary, make_table, summary_fields
-from ..cpu_load import _RELEVANT, _owners, is_idle_name
 from ..sites import Site, is_logic
-from ..stats import DropLog, drop_gap_instances, overflow_gaps
+from .base import Result, Series, Summary, make_table, summary_fields
+from .cpu_load import _RELEVANT, _owners, is_idle_name
+from .stats import DropLog, drop_gap_instances, overflow_gaps
 
 #: windows of the per-task load over time when CT_LOAD_WINDOW_NS is not given
 DEFAULT_WINDOWS = 50
@@ -212,7 +212,7 @@ def _load_series(trace: Trace, tls: list[CoreTimeline], window_ns: int | None) -
 
 def _isr_exit_rows(kind: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Row of each ISR_ENTER's own exit within one core's rows (same nesting depth), -1 if none."""
-    from ..isr_latency import _first_exit_at_depth
+    from .isr_latency import _first_exit_at_depth
 
     k = kind[rows]
     enter = k == EventKind.ISR_ENTER
@@ -372,6 +372,27 @@ def tracex_scalars(trace: Trace) -> dict[str, tuple[float, str]]:
     return {f"tracex.{k}": (float(getattr(st, k)), "count") for k in keys}
 
 
+def _one_per_metric(series: list[Series]) -> list[Series]:
+    """One series per metric id: a task that ran on several cores has a load series per core, and
+    its statistics are over all of them (instances in time order, each keeping its core)."""
+    by: dict[str, list[Series]] = {}
+    for s in series:
+        by.setdefault(s.metric, []).append(s)
+    out = []
+    for group in by.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        start = np.concatenate([s.start_ts for s in group])
+        order = np.argsort(start, kind="stable")
+        cores = [np.full(len(s), -1, np.int64) if s.core is None else s.core for s in group]
+        out.append(Series(group[0].metric, group[0].unit, start[order],
+                          np.concatenate([s.end_ts for s in group])[order],
+                          np.concatenate([s.value for s in group])[order],
+                          core=np.concatenate(cores)[order]))
+    return out
+
+
 def kernel_metrics(trace: Trace, *, window_ns: int | None = None) -> Result:
     """Every kernel metric of one trace (none for a logic capture or a trace without tasks)."""
     source = "logic" if is_logic(trace) else "trace"
@@ -391,7 +412,7 @@ def kernel_metrics(trace: Trace, *, window_ns: int | None = None) -> Result:
     series += isr_series + _switch_time(trace, gaps, drop_log)
     scalars.update(_switch_counts(trace, tls))
     scalars.update(tracex_scalars(trace))
-    series = [s for s in series if len(s)]
+    series = _one_per_metric([s for s in series if len(s)])
     fields = summary_fields(series, drop_log)
     summary = KernelSummary(source=source, scalars=scalars, cores=max(trace.meta.cores, 1), **fields)
     return Result(make_table(series, source), summary)

@@ -55,10 +55,11 @@ _m = MetricDef
 
 
 _CS, _ISR, _PER, _WL, _CAL, _CPU, _KER = (
-    "analyzers.context_switch", "analyzers.isr_latency", "analyzers.periodicity", "analyzers.workload",
-    "analyzers.calib", "analyzers.cpu_load", "analyzers.metrics.kernel",
+    "analyzers.metrics.context_switch", "analyzers.metrics.isr_latency", "analyzers.metrics.periodicity",
+    "analyzers.metrics.workload", "analyzers.metrics.calib", "analyzers.metrics.cpu_load",
+    "analyzers.metrics.kernel",
 )
-_TM = "analyzers.thread_metric"
+_TM = "analyzers.metrics.thread_metric"
 
 #: Every metric, most specific first (lookup returns the first match).
 METRICS: tuple[MetricDef, ...] = (

@@ -51,13 +51,13 @@ def _windows(out_dir: Path, camp: Any, xv: Any) -> Any:
 
 def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     """The report for the campaign written by ``crosstrace analyze`` into ``out_dir``."""
-    from ..campaign.tables import load_campaign
+    from ..campaign.tables import load_campaign, merged_rows
 
     out_dir = Path(out_dir)
     d = load_campaign(out_dir)
     man = d["manifest"]
     caps = man.get("captures", [])
-    camp, xv, comp = d["campaign"], d["crossval"], d["comparison"]
+    camp, xv, comp = merged_rows(d["campaign"]), d["crossval"], d["comparison"]  # per-core rows: not shown
     info = S.capture_info(out_dir, caps)
     ag = S.agreement(xv, info)
     own = own_recordings(out_dir, camp, info)

@@ -19,14 +19,8 @@ BINS = 60  #: CPU-load-over-time windows per recording
 
 
 def _is_idle(name: str) -> bool:
-    try:
-        from ..cpu_load import is_idle_name
-    except ImportError:  # moved with the metrics package
-        try:
-            from ..metrics.cpu_load import is_idle_name  # type: ignore[no-redef]
-        except ImportError:
-            n = name.strip().lower().rstrip("0123456789")
-            return n in ("idle", "tx_idle")
+    from ..metrics.cpu_load import is_idle_name
+
     return bool(is_idle_name(name))
 
 

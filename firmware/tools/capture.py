@@ -4,7 +4,7 @@ capture folder with the trace, one ``.sr`` per analyzer profile, ``uart.log``, `
 
     python firmware/tools/capture.py run --rtos freertos --app ctx_switch --opts CT_NTASKS=5 --la ideal,la100
     python firmware/tools/capture.py run --rtos freertos --app isr_latency --shift 3 --la la100,la24
-    python firmware/tools/capture.py campaign [--only freertos/ctx_switch-n2] [--out DIR]
+    python firmware/tools/capture.py campaign [--only freertos/ctx_switch-n2] [--only zephyr] [--out DIR]
     python firmware/tools/capture.py verify captures/          # run.json hashes match the files
 
 The folder convention and run.json (schema 1) are documented in captures/README.md. A run is written
@@ -35,7 +35,7 @@ from vla.edgelog import read_edge_log  # noqa: E402
 from vla.profiles import PROFILES, parse_profile  # noqa: E402
 from vla.sites import read_sites  # noqa: E402
 
-__all__ = ["RunSpec", "capture", "load_campaign", "verify", "build_parser", "spec_from_args"]
+__all__ = ["RunSpec", "capture", "load_campaign", "select_runs", "verify", "build_parser", "spec_from_args"]
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARD = "qemu_netduinoplus2"
@@ -433,6 +433,14 @@ def load_campaign(path: Path = CAMPAIGN) -> list[tuple[RunSpec, str]]:
     return _campaign.load_campaign(path)
 
 
+def select_runs(runs: list[tuple[RunSpec, str]], only: list[str]) -> list[tuple[RunSpec, str]]:
+    """The runs ``--only`` names: a whole RTOS (``zephyr``), ``<rtos>/<app-dir>`` or
+    ``<rtos>/<app-dir>/<run-id>``."""
+    keys = set(only)
+    return [(s, rid) for s, rid in runs
+            if keys & {s.rtos, f"{s.rtos}/{s.app_dir}", f"{s.rtos}/{s.app_dir}/{rid}"}]
+
+
 def verify(root: Path) -> list[str]:
     """Every run.json under ``root``: each listed file exists and its sha256 matches. Returns problems."""
     problems = []
@@ -469,7 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--run-id", default=None, help="default: UTC time of the run, e.g. 20260101T120000Z")
     r.add_argument("--timeout", type=float, default=300.0, help="wall-clock limit for the QEMU run (s)")
     c = sub.add_parser("campaign", help="the reference matrix of captures/campaign.toml")
-    c.add_argument("--only", action="append", default=[], help="<rtos>/<app-dir>[/<run-id>] (repeatable)")
+    c.add_argument("--only", action="append", default=[],
+                   help="<rtos> or <rtos>/<app-dir>[/<run-id>] (repeatable)")
     c.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "captures")
     c.add_argument("--list", action="store_true")
     v = sub.add_parser("verify", help="check run.json hashes under a folder")
@@ -508,8 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = load_campaign()
     if a.only:
-        runs = [(s, rid) for s, rid in runs
-                if f"{s.rtos}/{s.app_dir}" in a.only or f"{s.rtos}/{s.app_dir}/{rid}" in a.only]
+        runs = select_runs(runs, a.only)
     failed = 0
     for spec, rid in runs:
         if a.list:

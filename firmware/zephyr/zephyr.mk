@@ -15,14 +15,20 @@ ZEPHYR_PY ?= $(abspath $(or $(PY),python3))
 ZEPHYR_APPS := calib ctx_switch periodic isr_latency fft_workload
 zfw_out = $(FW_BUILD)/$(1)/zephyr/$(2)$(if $(3),-$(3))
 
+# A build folder is keyed by its configure line (as fw_build in firmware/firmware.mk): -D options persist in
+# the CMake cache, so a folder whose recorded line (<build>/ct-configure.args) differs is configured afresh.
+zfw_cfg = -DCT_BOARD=$(1) -DAPP=$(2) -DVARIANT=$(3) $(4) -DBUILD_VERSION=$(ZEPHYR_VERSION)
 # $(call zfw_build,board,app,variant,opts). BOARD is removed from the environment: make exports it, and
 # Zephyr would take it for its own board name (the crosstrace -> Zephyr board map is in CMakeLists.txt).
 define zfw_build
 	@test -f $(ZEPHYR_WS)/zephyr/VERSION || { echo "Zephyr sources not found in $(ZEPHYR_WS): extract ../shared/deps \
 	  (extract.sh DIR, then CT_DEPS_DIR=DIR) or run 'make zephyr-fetch' (online)"; exit 1; }
-	$(ZEPHYR_ENV) nice cmake -S $(FW_DIR)/zephyr -B $(call zfw_out,$(1),$(2),$(3)) -G Ninja \
-	  -DCT_BOARD=$(1) -DAPP=$(2) -DVARIANT=$(3) $(4) -DZEPHYR_MODULES="$(ZEPHYR_MODULE_DIRS)" \
-	  -DBUILD_VERSION=$(ZEPHYR_VERSION) -DPython3_EXECUTABLE=$(ZEPHYR_PY) -Wno-dev --log-level=WARNING
+	@out='$(call zfw_out,$(1),$(2),$(3))'; args='$(strip $(call zfw_cfg,$(1),$(2),$(3),$(4)))'; \
+	  fresh=; if [ -f "$$out/CMakeCache.txt" ] && [ "$$(cat "$$out/ct-configure.args" 2>/dev/null)" != "$$args" ]; \
+	  then fresh=--fresh; echo "$$out: options changed, configuring afresh"; fi; \
+	  set -x; $(ZEPHYR_ENV) nice cmake $$fresh -S $(FW_DIR)/zephyr -B "$$out" -G Ninja $$args \
+	  -DZEPHYR_MODULES="$(ZEPHYR_MODULE_DIRS)" -DPython3_EXECUTABLE=$(ZEPHYR_PY) -Wno-dev --log-level=WARNING && \
+	  { set +x; } 2>/dev/null && printf '%s\n' "$$args" > "$$out/ct-configure.args"
 	$(ZEPHYR_ENV) nice cmake --build $(call zfw_out,$(1),$(2),$(3)) -- -j2
 	cp $(call zfw_out,$(1),$(2),$(3))/zephyr/zephyr.elf $(call zfw_out,$(1),$(2),$(3))/ct.elf
 	cp $(call zfw_out,$(1),$(2),$(3))/zephyr/zephyr.map $(call zfw_out,$(1),$(2),$(3))/ct.map
@@ -52,3 +58,25 @@ zephyr-fetch:
 	@command -v west >/dev/null || { echo "west is required: pip install -e '.[zephyr]'"; exit 1; }
 	test -d $(ZEPHYR_WS)/.west || west init -m https://github.com/zephyrproject-rtos/zephyr --mr $(ZEPHYR_VERSION) $(ZEPHYR_WS)
 	cd $(ZEPHYR_WS) && west update --narrow --fetch-opt=--depth=1 cmsis_6 hal_stm32 segger
+
+# CI (`make ci`, after fw-ci; .ci/run exports CT_DEPS_DIR with ../shared/deps extracted): the Zephyr images
+# from CT_DEPS_DIR/zephyrproject with zero compiler warnings (Zephyr's own sources included): every app on
+# QEMU with SystemView, CTF and the MPU stack guard once each, and the STM32F429 Discovery build; then every
+# QEMU image booted to its CT_DONE sentinel. The Zephyr captures are rebuilt (elf_sha256) and one is
+# recorded again bit for bit by tests/firmware/test_reproduce_lines.py in `make test-all`.
+ZFW_CI_LOG ?= $(FW_BUILD)/ci-zephyr.log
+ZFW_CI_QEMU := $(FW_BUILD)/qemu_netduinoplus2/zephyr
+.PHONY: fw-ci-zephyr ## CI: the Zephyr images (QEMU: every app, CTF, MPU; F429) with zero warnings, QEMU ones booted to CT_DONE
+fw-ci-zephyr:
+	@mkdir -p $(FW_BUILD)
+	@set -o pipefail; t0=$$(date +%s); z='$(MAKE) --no-print-directory fw-zephyr'; \
+	  { set -e; for a in $(ZEPHYR_APPS); do $$z BOARD=qemu_netduinoplus2 APP=$$a; done; \
+	    $$z BOARD=qemu_netduinoplus2 APP=ctx_switch VARIANT=n2-ctf OPTS="-DCT_NTASKS=2 -DCT_ZEPHYR_TRACE=ctf"; \
+	    $$z BOARD=qemu_netduinoplus2 APP=isr_latency VARIANT=mpu OPTS=-DCT_ZEPHYR_MPU=1; \
+	    $$z BOARD=stm32f429i_disco APP=ctx_switch; \
+	    $$z BOARD=stm32f429i_disco APP=isr_latency VARIANT=ctf OPTS=-DCT_ZEPHYR_TRACE=ctf; \
+	  } 2>&1 | tee $(ZFW_CI_LOG) | grep -E '^built'; \
+	  n=$$(grep -c '^built ' $(ZFW_CI_LOG)); w=$$(grep -ciE 'warning:' $(ZFW_CI_LOG) || true); \
+	  echo "fw-ci-zephyr: $$n Zephyr images built in $$(( $$(date +%s) - t0 )) s, $$w warnings"; \
+	  if [ "$$w" != 0 ]; then grep -iE 'warning:' $(ZFW_CI_LOG) | head -20; exit 1; fi
+	$(ZEPHYR_PY) -m tests.firmware.qemu_smoke $(foreach d,calib ctx_switch periodic isr_latency fft_workload ctx_switch-n2-ctf isr_latency-mpu,$(ZFW_CI_QEMU)/$(d)/ct.elf)

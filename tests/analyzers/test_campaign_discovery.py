@@ -58,8 +58,8 @@ def test_esp32_core_files_are_one_two_core_capture(recordings, tmp_path):
     cid, path = next(c for c in discover_all([recordings]).captures if c[0].endswith("load_s1"))
     res = analyze_capture(path, cid, tmp_path / "out")
     assert res["status"] == "ok", res.get("error")
-    metrics = {r["metric"] for r in res["metrics"]}
-    assert {"cpu.load.core0.total", "cpu.load.core1.total", "ctx_switch.count.core1"} <= metrics
+    metrics = {(r["metric"], r["core"]) for r in res["metrics"]}
+    assert {("cpu.load.total", 0), ("cpu.load.total", 1), ("ctx_switch.count", 1)} <= metrics
     assert res["rtos"] == "FreeRTOS"  # from the recording: no run.json says so
     assert res["app"] == "lilu_esp32_freertos_load_s1"  # was "(no app)"
     ev = pd.read_parquet(tmp_path / "out" / "captures" / cid / "events-trace.ctev.parquet", columns=["core"])

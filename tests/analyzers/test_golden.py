@@ -64,6 +64,8 @@ def golden_view(result: dict) -> dict:
     agreement verdicts and alignment counts."""
     metrics = {}
     for r in result["metrics"]:
+        if r.get("core", -1) != -1:  # per-core rows of multi-core recordings: not golden
+            continue
         key = f"{r['metric']}|{r['source']}|{r['profile']}"
         metrics[key] = {k: r[k] for k in STATS if k in r} | {"unit": r["unit"]}
     keys = ("verdict", "n_pairs", "unmatched_trace", "unmatched_logic", "raw_diff_ns", "raw_rel_diff_pct")

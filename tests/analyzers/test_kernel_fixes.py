@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analyzers.context_switch import PREEMPT, context_switch_times
-from analyzers.cpu_load import cpu_load, is_idle_name
-from analyzers.isr_latency import isr_to_task_latency
+from analyzers.metrics.context_switch import PREEMPT, context_switch_times
+from analyzers.metrics.cpu_load import cpu_load, is_idle_name
+from analyzers.metrics.isr_latency import isr_to_task_latency
 from analyzers.metrics.kernel import kernel_metrics
 from analyzers.run import run_analyzers
 from analyzers.sites import load_sites

@@ -219,7 +219,7 @@ def _check_load_windows(trace, tab, busy):
 def test_cpu_load_per_core_against_the_reference_running_time():
     """Per-core CPU load of the ESP32 pair: each core's contexts sum to 100 % and the merged
     figure is the mean of the cores (checked against sums of the per-core busy times)."""
-    from analyzers.cpu_load import cpu_load
+    from analyzers.metrics.cpu_load import cpu_load
 
     trace = _open("esp32_load_pair")
     sc = cpu_load(trace).summary.scalars

@@ -5,11 +5,11 @@ import pytest
 
 from analyzers import _synth as S
 from analyzers._uart import decode_edges
-from analyzers.context_switch import context_switch_times
-from analyzers.cpu_load import cpu_load
-from analyzers.isr_latency import isr_to_task_latency
-from analyzers.periodicity import period_jitter, period_stats
-from analyzers.workload import fft_workload, uart_text
+from analyzers.metrics.context_switch import context_switch_times
+from analyzers.metrics.cpu_load import cpu_load
+from analyzers.metrics.isr_latency import isr_to_task_latency
+from analyzers.metrics.periodicity import period_jitter, period_stats
+from analyzers.metrics.workload import fft_workload, uart_text
 
 
 def _values(table, metric):
@@ -159,7 +159,7 @@ def test_tracex_next_context_without_switch_events():
 
 
 def test_calib_loop_pairs_the_fixed_loop_sites():
-    from analyzers.calib import calib_loop
+    from analyzers.metrics.calib import calib_loop
 
     n = 10
     sc = S.Scenario("calib", options={"CT_ITERATIONS": n})

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from analyzers import _synth as S
 from analyzers.crossval import cross_validate
-from analyzers.periodicity import period_jitter, period_stats
+from analyzers.metrics.periodicity import period_jitter, period_stats
 from analyzers.run import run_analyzers
 from analyzers.sites import DEFAULT_SITES
 from trace_parsers.model import Trace

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from analyzers._metric import pair_next
-from analyzers.stats import DropLog, in_gaps, overflow_gaps, summarize
+from analyzers.metrics.base import pair_next
+from analyzers.metrics.stats import DropLog, in_gaps, overflow_gaps, summarize
 from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events, fill_ts
 
 

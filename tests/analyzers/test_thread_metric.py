@@ -1,5 +1,5 @@
-"""analyzers/thread_metric.py: Thread-Metric rates from the tm.* sites, on synthetic runs with known truth
-(rates, thread order, a starved thread, a wrong trace clock)."""
+"""analyzers/metrics/thread_metric.py: Thread-Metric rates from the tm.* sites, on synthetic runs with
+known truth (rates, thread order, a starved thread, a wrong trace clock)."""
 
 import json
 import re
@@ -10,8 +10,8 @@ import pytest
 
 from analyzers import _synth as S
 from analyzers.crossval import cross_validate
+from analyzers.metrics.thread_metric import bad_rounds, round_sizes, thread_metric
 from analyzers.sites import load_sites
-from analyzers.thread_metric import bad_rounds, round_sizes, thread_metric
 from trace_parsers import open_trace
 from trace_parsers.errors import AnalysisError
 
@@ -152,7 +152,7 @@ def test_campaign_rates_agree_with_the_suites_own_counters(folder):
 def test_docstring_examples():
     import doctest
 
-    import analyzers.thread_metric as mod
+    import analyzers.metrics.thread_metric as mod
 
     res = doctest.testmod(mod)
     assert res.attempted > 0 and res.failed == 0

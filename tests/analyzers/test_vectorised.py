@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from analyzers._align import Alignment, _pair_nearest
-from analyzers._metric import Series, make_table
 from analyzers._uart import decode_edges
-from analyzers.cpu_load import IDLE_NAMES, cpu_load
 from analyzers.crossval import _match_pairs
+from analyzers.metrics.base import Series, make_table
+from analyzers.metrics.cpu_load import IDLE_NAMES, cpu_load
 from analyzers.sites import DEFAULT_SITES, reuse_site_events, site_events
 from trace_parsers.model import EventKind, Isr, Task, Trace, TraceMeta, empty_events
 

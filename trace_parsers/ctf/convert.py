@@ -185,6 +185,6 @@ def build_trace(meta: Metadata, records: list[RawEvent], *, clock: ClockDecl | N
     cores = len(np.unique(ev["core"])) if n else 1
     tm = TraceMeta(source_format="ctf", source_version=f"{meta.major}.{meta.minor}", source_path=path,
                    source_sha256=sha256, tick_hz=tick_hz, clock_domain="target_timer", rtos=rtos,
-                   cores=max(cores, 1), origin_raw=origin, extra=extra)
+                   cores=max(cores, 1), origin_raw=origin, source_kind="trace", extra=extra)
     return Trace(ev, tm, tasks=tasks.table(),
                  markers=[Marker(k, v) for k, v in sorted(markers.items())], diagnostics=diags)

@@ -11,7 +11,11 @@ int32 type`` (0 = digital), then
 The level toggles at every transition time.  One file holds one channel (``digital_<N>.bin`` →
 channel index N, name ``Channel N``); pass a directory to read every ``digital_*.bin`` in it as one
 capture.  Times are float seconds from the app's origin (``begin_time`` may be negative); they are
-converted to ticks of ``samplerate`` (argument, else the v1 chunk rate, else 1 ns).
+converted to ticks of ``samplerate`` (argument), else of the v1 chunks' rate (one rate for every
+channel).  A v0 export stores no sample rate at all (§5.2): then, as when v1 channels disagree on the
+rate, nothing is assumed about it: times are rounded to ns (``tick_hz = 1e9`` is the time unit),
+``meta.extra["samplerate"]`` is None and a ``SALEAE_NO_SAMPLERATE`` notice names the reason;
+``extra["samplerate_source"]`` says where the rate came from (``option``, ``file`` or None).
 """
 
 from __future__ import annotations
@@ -123,6 +127,31 @@ def _parse(path: Path, index: int, on_corrupt: Any, diags: list[Diagnostic]) -> 
     return ch
 
 
+def _rate(chans: list[_Chan], samplerate: int | None,
+          diags: list[Diagnostic]) -> tuple[int, str | None]:
+    """``(ticks per second, where the rate came from)``: the option, the v1 chunks' one rate, or
+    None (1 ns ticks, with a ``SALEAE_NO_SAMPLERATE`` notice saying why)."""
+    if samplerate:
+        return int(samplerate), "option"
+    rates = {c.rate for c in chans if c.version >= 1 and c.rate}
+    v0 = [c.name for c in chans if c.version == 0]
+    if not v0 and len(rates) == 1:
+        (r,) = rates
+        if float(r).is_integer() and 0 < r < 1e13:
+            return int(r), "file"
+        why = f"the file's sample rate {r!r} Hz is not a whole number"
+    elif v0:
+        why = (f"a v0 export stores only transition times in float seconds, no sample rate "
+               f"({', '.join(v0)})")
+    elif rates:
+        why = f"the channels state different sample rates ({', '.join(f'{r:g}' for r in sorted(rates))} Hz)"
+    else:
+        why = "the chunks state no sample rate"
+    diags.append(diagnostic("SALEAE_NO_SAMPLERATE", 16, f"{why}: times are rounded to ns, not counted "
+                            "in samples; pass samplerate= (crosstrace --samplerate HZ) to count samples"))
+    return 1_000_000_000, None
+
+
 def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | None = None,
                        **_ignored: Any) -> Trace:
     """Read one ``digital_<N>.bin`` export, or every ``digital_*.bin`` of a directory, as one trace."""
@@ -143,13 +172,7 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
         chans.append(_parse(f, int(m.group(1)) if m else i, on_corrupt, diags))
     begin = min(c.begin for c in chans)
     end = max(c.end for c in chans)
-    rates = {c.rate for c in chans if c.rate}
-    if samplerate:
-        rate = int(samplerate)
-    elif len(rates) == 1 and float(next(iter(rates))).is_integer() and 0 < next(iter(rates)) < 1e13:
-        rate = int(next(iter(rates)))
-    else:
-        rate = 1_000_000_000
+    rate, source = _rate(chans, samplerate, diags)
     if not (np.isfinite(begin) and np.isfinite(end) and abs(begin) < _MAX_S and abs(end) < _MAX_S):
         raise TraceFormatError(f"implausible begin/end time ({begin!r}, {end!r} s)",
                                code="SALEAE_BAD_BINARY", path=str(path), offset=16)
@@ -194,9 +217,13 @@ def read_saleae_binary(path: str | Path, *, on_corrupt: str = "raise", samplerat
         raise TraceFormatError(f"the capture span ({begin!r} .. {end!r} s at {rate} Hz) does not fit "
                                "int64 ticks", code="SALEAE_BAD_BINARY", path=str(path), offset=16)
     versions = sorted({c.version for c in chans})
-    extra = {"begin_time_s": begin, "end_time_s": end, "export_versions": versions,
-             "files": [str(f) for f in files],
-             "gaps_ns": [(int(round(g0 * 1e9)), int(round(g1 * 1e9))) for c in chans for g0, g1 in c.gaps]}
+    extra: dict[str, Any] = {
+        "begin_time_s": begin, "end_time_s": end, "export_versions": versions,
+        "files": [str(f) for f in files],
+        "gaps_ns": [(int(round(g0 * 1e9)), int(round(g1 * 1e9))) for c in chans for g0, g1 in c.gaps],
+        "samplerate_source": source}
+    if source is None:  # ticks are ns, not samples (``total_samples`` is the span in ticks)
+        extra.update(samplerate=None, sample_period_ns=None)
     return build_edge_trace(out, source_format="saleae_binary", path=str(files[0]), tick_hz=rate,
                             total_ticks=max(int(round((end - begin) * rate)),
                                             max((int(c.edges[-1]) + 1 for c in out if len(c.edges)),

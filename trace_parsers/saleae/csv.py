@@ -7,8 +7,11 @@ relative to the app's origin (negative before a trigger, up to 9 decimals) or IS
 level; counted in a NOTICE); the repeated final row (end of capture) gives the capture length and
 is not an edge.  Times are parsed exactly to integer ns (no float).
 
-The CSV carries no sample rate: without ``samplerate=`` the tick is 1 ns (``tick_hz = 1e9``) and
-``ts_raw`` = ns since the first row; with it, ``ts_raw = round(ns * samplerate / 1e9)``.  ``ts`` keeps
+The CSV carries no sample rate (§5.1). Without ``samplerate=`` nothing is assumed about it: the
+times are kept exactly as written, in ns (``tick_hz = 1e9`` is the time unit, ``ts_raw`` = ns since
+the first row), ``meta.extra["samplerate"]`` is None, ``extra["time_resolution_ns"]`` is what the
+file's decimals resolve (9 decimals: 1 ns), and a ``SALEAE_NO_SAMPLERATE`` notice says so. With it,
+``ts_raw = round(ns * samplerate / 1e9)`` (``extra["samplerate_source"] == "option"``).  ``ts`` keeps
 the file's origin for relative times (negative pre-trigger) and is relative to the first row for
 ISO-8601 times (``meta.extra["start_unix_ns"]`` holds the wall clock of the first row).
 """
@@ -31,6 +34,7 @@ _REL_RE = re.compile(r"^([+-]?)(\d{1,19})(?:\.(\d*))?$")
 _ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
                      r"(Z|[+-]\d{2}:?\d{2})?$")
 _HEADER = b"Time [s],"
+_FRAC_RE = re.compile(r"\.(\d+)")
 
 
 def sniff_csv(head: bytes, path: Path) -> bool:
@@ -100,6 +104,8 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
     rows: list[list[int]] = []
     no_data = 0
     iso_mode: bool | None = None
+    decimals = 0  # most fractional-second digits of any time: the file's time resolution
+    data_off: int | None = None
     prev = None
     last = [0] * nch
     for rowno, line in enumerate(lines[1:], 2):
@@ -145,6 +151,10 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
                 on_corrupt, diags)
             break
         prev = t
+        frac = _FRAC_RE.search(cells[0])
+        decimals = max(decimals, len(frac.group(1)) if frac else 0)
+        if data_off is None:
+            data_off = line_off
         times.append(t)
         rows.append(vals)
         last = vals
@@ -166,16 +176,26 @@ def read_saleae_csv(path: str | Path, *, on_corrupt: str = "raise", samplerate: 
         ticks = q * rate + (r * rate + 500_000_000) // 1_000_000_000
         first_tick = (first * rate + 500_000_000) // 1_000_000_000
     else:
-        rate = 1_000_000_000
+        rate = 1_000_000_000  # the time unit (ns), not a sample rate: none is stated or assumed
         ticks = rel
         first_tick = first
+        res = 10 ** (9 - min(decimals, 9))
+        diags.append(diagnostic(
+            "SALEAE_NO_SAMPLERATE", data_off or 0,
+            f"the CSV states no sample rate: times are kept exactly as written, in ns ({decimals} "
+            f"decimals: {res} ns resolution), not counted in samples; pass samplerate= "
+            "(crosstrace --samplerate HZ) to count samples"))
     levels = np.asarray(rows, dtype=np.int8)
     chans = []
     for k, name in enumerate(names):
         init, edges = changes_to_edges(ticks, levels[:, k])
         chans.append(ChannelEdges(k, name, init, edges))
     extra: dict[str, Any] = {"rows": len(times), "time_format": "iso8601" if iso_mode else "seconds",
-                             "samplerate_given": bool(samplerate)}
+                             "samplerate_given": bool(samplerate),
+                             "samplerate_source": "option" if samplerate else None,
+                             "time_resolution_ns": 10 ** (9 - min(decimals, 9))}
+    if not samplerate:  # ticks are ns, not samples (``total_samples`` is the span in ticks)
+        extra.update(samplerate=None, sample_period_ns=None)
     if iso_mode:
         extra["start_unix_ns"] = first
         first_tick = 0

@@ -24,9 +24,8 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._edges import WordEdgeScanner, build_edge_trace
 from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
@@ -42,6 +41,9 @@ from ..model import Diagnostic, Severity, Trace
 from . import _zip as _zipmod
 from ._zip import ZipArchive, is_zip, iter_member
 from .metadata import parse_keyfile, parse_samplerate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
 
 BLOCK_BYTES = 1 << 22  #: inflate granularity (4 MiB)
 _PARALLEL_MAX_MEMBER = 64 << 20  #: chunk entries up to this size are inflated whole in a worker
@@ -106,7 +108,7 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
                                     "the zip central directory is missing (truncated file?); "
                                     "members were located from their local headers"))
         info = _read_header(z, p, on_corrupt, diags, unitsize)
-        scanner = WordEdgeScanner(info["bits"], info["unitsize"], path=p)
+        scanner = WordEdgeScanner(info["bits"], info["unitsize"], path=p, source_format="sigrok")
         members = _logic_members(z, info["capturefile"], diags)
         try:
             for block in _inflate_members(z, members):
@@ -295,6 +297,8 @@ def _inflate_members(z: ZipArchive, members: list[str]) -> Iterator[bytes]:
         for m in members:
             yield from z.iter_blocks(m, BLOCK_BYTES)
         return
+    from concurrent.futures import ThreadPoolExecutor  # here: not on the start-up path of `info`
+
     # each worker reads through its own file handle (file objects are not thread-safe)
     path, code, size = z.path, z.code, z.size
 

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -59,14 +60,30 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
 
     Not SystemView content raises ``TraceFormatError`` with code ``SV_BAD_MAGIC``.
     """
-    from . import fast
-    from .convert import build_trace
-    from .decode import decode_stream
+    from . import chunks
 
     validate_on_corrupt(on_corrupt)
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]  # type: ignore[arg-type]
     if not paths:
         raise ValueError("read_systemview needs at least one path")
+    # CROSSTRACE_SV_BLOCKS=1: by blocks (chunks.read_whole: the scan pass, then the events
+    # converted in place; raw columns of one block at a time). Not the default: on the 100 MB
+    # bench stream it measured slower than one decode of the whole file (the second decode pass
+    # costs more than the raw columns' page faults it saves), see docs/formats.md.
+    if chunks.available() and os.environ.get("CROSSTRACE_SV_BLOCKS", "0") == "1":
+        tr = chunks.read_whole(paths, description=description, on_corrupt=on_corrupt)
+        if tr is not None:
+            return tr
+    return read_columns(paths, description=description, on_corrupt=on_corrupt)
+
+
+def read_columns(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise") -> Trace:
+    """``read_systemview`` from the raw columns of each whole stream (the file read at once):
+    converted in Rust (``fast``), or with NumPy when ``CROSSTRACE_SV_FAST=0``."""
+    from . import fast
+    from .convert import build_trace
+    from .decode import decode_stream
+
     streams = []
     diags: list[Diagnostic] = []
     names: list[str] = []

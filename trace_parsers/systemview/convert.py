@@ -527,7 +527,8 @@ def assemble_trace(events: np.ndarray, *, tasks: list[Task], diags: list[Diagnos
     meta = TraceMeta(
         source_format="systemview", source_version=version, source_path=path, source_sha256=sha256,
         tick_hz=tick_hz, clock_domain="target_cycles", rtos=sysdesc.get("O", ""),
-        app=sysdesc.get("N", ""), cores=max(cores_n, 1), origin_raw=origin, extra=extra)
+        app=sysdesc.get("N", ""), cores=max(cores_n, 1), origin_raw=origin, source_kind="trace",
+        extra=extra)
     isrs = [Isr(k, v) for k, v in sorted(isr_names.items())]
     mk = [Marker(k, v) for k, v in sorted(markers.items())]
     return Trace(events, meta, tasks=tasks, isrs=isrs, markers=mk, diagnostics=diags, strings=strings)

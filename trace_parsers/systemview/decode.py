@@ -190,6 +190,11 @@ def decode_stream(data: bytes, core: int, start: int, end: int, *, esp_core_bit:
                   str_order: int = 0) -> RawStream:
     """Run the Rust packet loop over ``data[start:end]``."""
     r: dict[str, Any] = _core.sv_decode(data, start, end, esp_core_bit, str_order)
+    return raw_stream(r, core, start)
+
+
+def raw_stream(r: dict[str, Any], core: int, start: int) -> RawStream:
+    """A ``RawStream`` over the buffers of one ``sv_decode`` (or ``SvStreamDecoder.feed``) result."""
     u4 = np.dtype("=u4")
     off_dt = np.dtype("=u4") if r["off_size"] == 4 else np.dtype("=u8")
     return RawStream(

@@ -7,7 +7,8 @@ Two sources, one model (:class:`OsTable`):
   ``Option`` lines as options);
 * the bundled tables in ``data/`` (crosstrace's own JSON format), one per patch numbering:
   ``freertos_segger`` (SEGGER's FreeRTOS patch, id = 32 + apiID), ``freertos_espidf``
-  (ESP-IDF's patch) and ``zephyr`` (Zephyr's tracing subsystem, ids 32-166 of Zephyr 4.3). :func:`choose_table` picks one from SYSDESC (``O=``, ``D=``, ``C=``).
+  (ESP-IDF's patch) and ``zephyr`` (Zephyr's tracing subsystem, ids 32-166 of Zephyr 4.3).
+  :func:`choose_table` picks one from SYSDESC (``O=``, ``D=``, ``C=``).
 
 Example::
 

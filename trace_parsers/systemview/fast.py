@@ -13,6 +13,7 @@ that becomes ``Trace.events``. No per-event Python objects.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -129,6 +130,49 @@ def _table(description: Any, sysdesc: dict[str, str]) -> OsTable | None:
     return load_bundled(pick) if pick else None
 
 
+@dataclass
+class Decided:
+    """What the metadata packets of every stream decide before any event is converted."""
+
+    init: dict[str, Any] | None
+    ram_base: int
+    shift: int
+    tick_hz: int | None
+    sysdesc_texts: list[str]
+    sysdesc: dict[str, str]
+    isr_names: dict[int, str]
+    table: OsTable | None
+    named: bytes  #: lookup of the OS table's ids (index = id), for ``sv_convert``
+
+
+def decide(infos: list[StreamInfo], description: Any, diags: list[Diagnostic]) -> Decided:
+    """INIT (tick rate, task id expansion), SYSDESC and the OS table; appends SV_NO_INIT and the
+    IdShift notice to ``diags``."""
+    init = next((i.init for i in infos if i.init), None)
+    if init is None:
+        diags.append(diagnostic("SV_NO_INIT", 0, "no INIT packet: tick rate unknown, ts is in ticks"))
+    ram_base = int(init["ram_base"]) if init else 0
+    shift = int(init["id_shift"]) if init else 0
+    if not 0 <= shift <= 32:  # u32 ids << shift + a u32 base must fit the uint64 handles
+        diags.append(diagnostic("CORRUPT_REGION", 0, f"INIT IdShift={shift} is outside 0..32; task "
+                                "handles are kept unshifted", severity=Severity.NOTICE))
+        shift = 0
+    tick_hz = int(init["sys_freq"]) if init and init["sys_freq"] > 0 else None
+    sysdesc_texts = [t for i in infos for t in i.sysdesc]
+    sysdesc, isr_names = _sysdesc_items(sysdesc_texts)
+    table = _table(description, sysdesc)
+    named = b""
+    if table is not None and table.events:
+        lut = np.zeros(max(table.events) + 2, dtype=np.uint8)
+        lut[list(table.events)] = 1
+        named = lut.tobytes()
+    return Decided(init, ram_base, shift, tick_hz, sysdesc_texts, sysdesc, isr_names, table, named)
+
+
+def handles_bytes(tasks: list[Task]) -> bytes:
+    return np.array([t.native_handle for t in tasks], dtype=np.uint64).tobytes()
+
+
 def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
                      version: str, header: list[list[str]], esp_extension: bool, description: Any,
                      on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
@@ -144,26 +188,11 @@ def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, s
         infos.append(info)
         scans.append(sc)
 
-    init = next((i.init for i in infos if i.init), None)
-    if init is None:
-        diags.append(diagnostic("SV_NO_INIT", 0, "no INIT packet: tick rate unknown, ts is in ticks"))
-    ram_base = int(init["ram_base"]) if init else 0
-    shift = int(init["id_shift"]) if init else 0
-    if not 0 <= shift <= 32:  # u32 ids << shift + a u32 base must fit the uint64 handles
-        diags.append(diagnostic("CORRUPT_REGION", 0, f"INIT IdShift={shift} is outside 0..32; task "
-                                "handles are kept unshifted", severity=Severity.NOTICE))
-        shift = 0
-    tick_hz = int(init["sys_freq"]) if init and init["sys_freq"] > 0 else None
-    sysdesc_texts = [t for i in infos for t in i.sysdesc]
-    sysdesc, isr_names = _sysdesc_items(sysdesc_texts)
-    table = _table(description, sysdesc)
-    tasks = _task_table(infos, scans, ram_base, shift)
-    handle_bytes = np.array([t.native_handle for t in tasks], dtype=np.uint64).tobytes()
-    named = b""
-    if table is not None and table.events:
-        lut = np.zeros(max(table.events) + 2, dtype=np.uint8)
-        lut[list(table.events)] = 1
-        named = lut.tobytes()
+    d = decide(infos, description, diags)
+    tasks = _task_table(infos, scans, d.ram_base, d.shift)
+    init, ram_base, shift, tick_hz = d.init, d.ram_base, d.shift, d.tick_hz
+    sysdesc_texts, sysdesc, isr_names, table = d.sysdesc_texts, d.sysdesc, d.isr_names, d.table
+    handle_bytes, named = handles_bytes(tasks), d.named
     mins = [int(s["min_ts"]) for s in scans if s["min_ts"] is not None]
     origin = min(mins) if mins else 0
 
@@ -208,6 +237,22 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
             sha256: str, version: str, header: list[list[str]], esp_extension: bool,
             n_streams: int) -> Trace:
     """Trace-level diagnostics and metadata (as ``convert.build_trace`` ends)."""
+    diags.extend(unknown_id_diags(infos, stream_meta, table))
+    if any(s["ovf_values"] for s in scans):
+        ovf_rows = events["kind"] == EventKind.OVERFLOW
+        diags.append(overflow_diag(int(events["src_offset"][ovf_rows][0]), int(ovf_rows.sum()),
+                                   int(events["value"][ovf_rows].max())))
+    cores_n = count_cores(scans, stream_meta, esp_extension, n_streams) if len(events) else n_streams
+    return assemble_trace(
+        events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,
+        table=table, api_ids=api_ids, stream_meta=stream_meta, init=init, sysdesc=sysdesc,
+        sysdesc_texts=sysdesc_texts, infos=infos, header=header, esp_extension=esp_extension,
+        version=version, path=path, sha256=sha256, tick_hz=tick_hz, origin=origin, cores_n=cores_n)
+
+
+def unknown_id_diags(infos: list[StreamInfo], stream_meta: dict[str, Any],
+                     table: OsTable | None) -> list[Diagnostic]:
+    """SV_UNKNOWN_ID per event id that no table or module names (from the per-id counts)."""
     mod_offs = [m["evt_off"] for i in infos for m in i.modules]
     first_mod = min(mod_offs) if mod_offs else None
     unknown: dict[int, int] = {}
@@ -218,25 +263,19 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
                 (table is not None and i in table.events) or (first_mod is not None and i >= first_mod)
             if not known:
                 unknown[i] = unknown.get(i, 0) + c
-    for i, c in sorted(unknown.items()):
-        diags.append(diagnostic("SV_UNKNOWN_ID", 0, f"event id {i} has no name in "
-                                f"{table.name if table else 'any description'}; kept as src_id {i}",
-                                count=c))
-    if any(s["ovf_values"] for s in scans):
-        ovf_rows = events["kind"] == EventKind.OVERFLOW
-        drops = events["value"][ovf_rows]
-        diags.append(diagnostic("SV_OVERFLOW", int(events["src_offset"][ovf_rows][0]),
-                                f"{int(ovf_rows.sum())} OVERFLOW packets (target drop counter up to "
-                                f"{int(drops.max())}): intervals spanning them are unreliable",
-                                count=int(ovf_rows.sum())))
-    if len(events):
-        cores = {int(c) for s in scans for c in s["event_cores"]} if esp_extension else \
-            {int(r["core"]) for s, r in zip(scans, stream_meta.values()) if s["events"]}
-        cores_n = len(cores)
-    else:
-        cores_n = n_streams
-    return assemble_trace(
-        events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,
-        table=table, api_ids=api_ids, stream_meta=stream_meta, init=init, sysdesc=sysdesc,
-        sysdesc_texts=sysdesc_texts, infos=infos, header=header, esp_extension=esp_extension,
-        version=version, path=path, sha256=sha256, tick_hz=tick_hz, origin=origin, cores_n=cores_n)
+    return [diagnostic("SV_UNKNOWN_ID", 0, f"event id {i} has no name in "
+                       f"{table.name if table else 'any description'}; kept as src_id {i}", count=c)
+            for i, c in sorted(unknown.items())]
+
+
+def overflow_diag(first_offset: int, packets: int, max_drops: int) -> Diagnostic:
+    return diagnostic("SV_OVERFLOW", first_offset, f"{packets} OVERFLOW packets (target drop counter "
+                      f"up to {max_drops}): intervals spanning them are unreliable", count=packets)
+
+
+def count_cores(scans: list[dict[str, Any]], stream_meta: dict[str, Any], esp_extension: bool,
+                n_streams: int) -> int:
+    """Cores with events (the ESP core bits, or the streams with events)."""
+    cores = {int(c) for s in scans for c in s["event_cores"]} if esp_extension else \
+        {int(r["core"]) for s, r in zip(scans, stream_meta.values()) if s["events"]}
+    return len(cores)

@@ -12,13 +12,32 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TraceFormatError
 from ..model import Trace
 from . import hexfmt
-from .decode import RawTrace, TrxObject, decode_bytes, is_magic
+
+if TYPE_CHECKING:  # pragma: no cover - the decoder is imported on first use (start-up of `info`)
+    from .decode import RawTrace, TrxObject
 
 __all__ = ["read_tracex", "read_raw", "sniff", "RawTrace", "TrxObject"]
+
+#: TX_TRACE_VALID as stored little- and big-endian (= format.MAGIC_LE/MAGIC_BE; a test checks):
+#: spelled here so that sniffing does not import the decoder and its event-id tables
+_MAGICS = (b"BTXT", b"TXTB")
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the decoder's names, imported on first use
+    if name in ("RawTrace", "TrxObject", "decode_bytes"):
+        from . import decode
+
+        return getattr(decode, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def is_magic(head: bytes) -> bool:
+    return head[:4] in _MAGICS
 
 
 def sniff(head: bytes, path: Path | str | None = None) -> bool:
@@ -41,6 +60,8 @@ def _read(path: str | Path) -> bytes:
 
 def read_raw(path: str | Path, *, timer: str = "auto", on_corrupt: str = "raise") -> RawTrace:
     """Decode ``path`` into raw records (header, registry, 8 words per event, relative ticks)."""
+    from .decode import decode_bytes
+
     return decode_bytes(_read(path), str(path), timer=timer, on_corrupt=on_corrupt)
 
 
@@ -67,6 +88,7 @@ def read_tracex(path: str | Path, *, tick_hz: int | None = None, timer: str = "a
         raise ValueError(f"Invalid value for the 'tick_hz' parameter: expected a positive integer, "
                          f"but got {tick_hz!r} instead.")
     from .convert import to_trace
+    from .decode import decode_bytes
 
     data = _read(path)
     digest = hashlib.sha256()

@@ -104,6 +104,17 @@ class _Threads:
                 self.prios.append(None)
             self._sort()
 
+    def lookup_runs(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of values that come in runs (the context of consecutive events): one
+        lookup per run; a binary search per event costs ~20 ns, more than the rest of a row."""
+        n = values.shape[0]
+        starts = np.flatnonzero(values[1:] != values[:-1])
+        if n == 0 or starts.size * 4 > n:
+            return self.lookup(values)
+        starts += 1
+        starts = np.concatenate(([0], starts))
+        return np.repeat(self.lookup(values[starts]), np.diff(starts, append=n))
+
     def lookup(self, values: np.ndarray) -> np.ndarray:
         """Dense index of every value (int32), -1 where it is not a known thread."""
         if not self._sorted.size:
@@ -175,10 +186,11 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
         ctype[ctx == fmt.CTX_INIT] = CtxType.INIT
         ctype[ctx == 0] = CtxType.NONE
         out["ctx_type"] = ctype
-        ctx_id = threads.lookup(ctx)
-        if (ctx_id < 0).any():  # thread pointers missing from the registry: "Un-named Thread" rows
+        ctx_id = threads.lookup_runs(ctx)
+        task = ctype == CtxType.TASK
+        if (ctx_id[task] < 0).any():  # thread pointers missing from the registry: "Un-named Thread" rows
             threads.add_unknown(ctx)
-            ctx_id = threads.lookup(ctx)
+            ctx_id = threads.lookup_runs(ctx)
         edge = is_isr & ((eid == fmt.TX_TRACE_ISR_ENTER) | (eid == fmt.TX_TRACE_ISR_EXIT))
         if edge.any():
             i2 = w[edge, 5]
@@ -204,7 +216,6 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
             if first_unknown < 0:
                 first_unknown = int(off[np.flatnonzero(unknown)[0]])
         # per task: priority of its first event, cores it ran on
-        task = ctype == CtxType.TASK
         tids = ctx_id[task]
         if tids.size:
             nt = len(threads.addrs)
@@ -257,6 +268,7 @@ def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> 
         source_format="tracex", source_version=f"TraceX buffer ({layout['endianness']}-endian)",
         source_path=raw.path, source_sha256=sha256, tick_hz=int(tick_hz) if tick_hz else None,
         clock_domain="target_timer", rtos="ThreadX", cores=max_core + 1, origin_raw=origin,
+        source_kind="trace",
         extra={"tracex": {"header": dict(raw.header), "layout": layout,
                           "objects": [o.__dict__.copy() for o in raw.objects]},
                "tracex_raw": raw})

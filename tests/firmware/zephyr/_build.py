@@ -41,16 +41,18 @@ def zephyr_ws() -> Path:
     pytest.skip(msg)
 
 
-def build(out: Path, app: str, board: str = "qemu_netduinoplus2", **opts: object) -> Path:
+def build(out: Path, app: str, board: str = "qemu_netduinoplus2", *, fw: Path = FW, ws: Path | None = None,
+          **opts: object) -> Path:
     """Configure and build one image into ``out``; returns the ELF. ``opts``: -D<name>=<value>
-    (ct options such as CT_NTASKS, CT_ZEPHYR_TRACE, CT_ZEPHYR_MPU, or CONFIG_* Kconfig overrides)."""
+    (ct options such as CT_NTASKS, CT_ZEPHYR_TRACE, CT_ZEPHYR_MPU, or CONFIG_* Kconfig overrides);
+    ``fw``: the firmware folder (or a copy elsewhere), ``ws``: the Zephyr workspace (:func:`zephyr_ws`)."""
     for tool in ("cmake", "ninja", "arm-none-eabi-gcc", "dtc"):
         need_tool(tool)
-    ws = zephyr_ws()
+    ws = ws or zephyr_ws()
     env = {k: v for k, v in os.environ.items() if k != "BOARD"}
     env.update(ZEPHYR_BASE=str(ws / "zephyr"), ZEPHYR_TOOLCHAIN_VARIANT="gnuarmemb",
                GNUARMEMB_TOOLCHAIN_PATH=env.get("GNUARMEMB_TOOLCHAIN_PATH", "/usr"))
-    cmd = ["nice", "cmake", "-S", str(FW / "zephyr"), "-B", str(out), "-G", "Ninja", f"-DCT_BOARD={board}",
+    cmd = ["nice", "cmake", "-S", str(fw / "zephyr"), "-B", str(out), "-G", "Ninja", f"-DCT_BOARD={board}",
            f"-DAPP={app}", "-DZEPHYR_MODULES=" + ";".join(str(ws / "modules" / m) for m in MODULES),
            "-DBUILD_VERSION=v4.3.0", f"-DPython3_EXECUTABLE={sys.executable}", "-Wno-dev",
            "--log-level=WARNING"]

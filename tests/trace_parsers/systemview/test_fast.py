@@ -42,6 +42,7 @@ def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool, **kw: Any) -> A
 
     with mp.context() as m:
         m.setenv("CROSSTRACE_SV_FAST", "1" if use_fast else "0")
+        m.setenv("CROSSTRACE_SV_BLOCKS", "0")  # the columns path (test_chunks covers the other)
         m.setattr(fast, "build_trace_fast", spy)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

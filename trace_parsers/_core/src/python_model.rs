@@ -244,3 +244,139 @@ impl Release {
         let _ = from;
     }
 }
+
+/// `sv_convert` of a stream part by part (chunked reading): the running context per core, the
+/// message counter and the API ids carry from one `convert` call to the next.
+#[pyclass(module = "trace_parsers._core")]
+pub struct SvConverter {
+    start: u64,
+    stream_core: u8,
+    esp: bool,
+    ram_base: u64,
+    shift: u32,
+    handles: Vec<u64>,
+    named: Vec<bool>,
+    mod_first: u32,
+    tick_hz: u64,
+    origin: u64,
+    st: sv_model::ConvState,
+}
+
+#[pymethods]
+impl SvConverter {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, start, stream_core, esp, ram_base, shift, handles, named, mod_first,
+                        tick_hz, origin, log_base))]
+    fn new(
+        start: u64,
+        stream_core: u8,
+        esp: bool,
+        ram_base: u64,
+        shift: u32,
+        handles: &Bound<'_, PyBytes>,
+        named: &Bound<'_, PyBytes>,
+        mod_first: u32,
+        tick_hz: u64,
+        origin: u64,
+        log_base: i64,
+    ) -> PyResult<Self> {
+        if shift > 32 {
+            return Err(PyValueError::new_err("shift must be 0..32"));
+        }
+        let hb = handles.as_bytes();
+        if hb.len() % 8 != 0 {
+            return Err(PyValueError::new_err("handles must be u64 values"));
+        }
+        Ok(SvConverter {
+            start,
+            stream_core,
+            esp,
+            ram_base,
+            shift,
+            handles: hb
+                .chunks_exact(8)
+                .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+                .collect(),
+            named: named.as_bytes().iter().map(|b| *b != 0).collect(),
+            mod_first,
+            tick_hz,
+            origin,
+            st: sv_model::ConvState::new(esp, log_base),
+        })
+    }
+
+    /// EVENT_DTYPE rows of the `rows` non-NOP packets of the next part `cols`: a new bytearray,
+    /// or, with `out=(address, bytes)` (a writable, C-contiguous EVENT_DTYPE array the caller
+    /// keeps alive), written in place from row `at` (returns None).
+    #[pyo3(signature = (cols, rows, out=None, at=0))]
+    fn convert<'py>(
+        &mut self,
+        py: Python<'py>,
+        cols: &Bound<'py, PyDict>,
+        rows: usize,
+        out: Option<(usize, usize)>,
+        at: usize,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (buf, addr) = match out {
+            None => {
+                let (b, a) = alloc_bytearray(py, rows * ROW, 1)?;
+                (Some(b), a)
+            }
+            Some((a, len)) => {
+                if a == 0 || (at + rows) * ROW > len {
+                    return Err(PyValueError::new_err(format!(
+                        "rows {}..{} do not fit the output of {} bytes",
+                        at,
+                        at + rows,
+                        len
+                    )));
+                }
+                (None, a + at * ROW)
+            }
+        };
+        let p = Params {
+            start: self.start,
+            stream_core: self.stream_core,
+            esp: self.esp,
+            ram_base: self.ram_base,
+            shift: self.shift,
+            handles: &self.handles,
+            named: &self.named,
+            mod_first: self.mod_first,
+            tick_hz: self.tick_hz,
+            origin: self.origin,
+            log_base: 0,
+        };
+        let st = &mut self.st;
+        let done = with_raw!(cols, |r| {
+            let nonnop = r.id.iter().filter(|i| **i != 0).count();
+            if nonnop != rows {
+                return Err(PyValueError::new_err(format!(
+                    "expected {} event rows, the part has {}",
+                    rows, nonnop
+                )));
+            }
+            py.allow_threads(|| {
+                // SAFETY: `addr` is a fresh bytearray of rows * ROW bytes that Python has not
+                // seen, or rows `at..at + rows` of the caller's array (bounds checked above).
+                let o = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, rows * ROW) };
+                sv_model::convert_part(&r, &p, st, o, &mut |_| {})
+            })
+        });
+        debug_assert_eq!(done, rows);
+        Ok(buf)
+    }
+
+    /// Ids >= 32 converted to API_CALL so far, ascending.
+    #[getter]
+    fn api_ids(&self) -> Vec<u32> {
+        self.st.api_ids()
+    }
+
+    /// The index in `Trace.strings` of the next PRINT_FORMATTED message.
+    #[getter]
+    fn logs(&self) -> i64 {
+        self.st.logs()
+    }
+}

@@ -376,23 +376,65 @@ impl Clock {
     }
 }
 
-/// Packet id and payload -> EventKind and the payload columns (systemview.md section 7).
-struct Mapper<'a> {
-    p: &'a Params<'a>,
-    tix: TaskIndex<'a>,
+/// Conversion state carried from one part of a stream to the next (chunked reading): running
+/// context per core, the PRINT_FORMATTED counter and the ids converted to API_CALL.
+#[derive(Clone)]
+pub struct ConvState {
+    ctx: Vec<Ctx>,
     logs: i64,
     api_small: Vec<bool>,
     api: HashSet<u32>,
+    last_ts: i64,
+    sorted: bool,
 }
 
-impl<'a> Mapper<'a> {
-    fn new(p: &'a Params<'a>) -> Self {
+impl ConvState {
+    /// The state at the start of a stream (`log_base`: index of its first message).
+    pub fn new(esp: bool, log_base: i64) -> Self {
+        ConvState {
+            ctx: vec![Ctx::default(); if esp { 256 } else { 1 }],
+            logs: log_base,
+            api_small: vec![false; 1 << 16],
+            api: HashSet::new(),
+            last_ts: i64::MIN,
+            sorted: true,
+        }
+    }
+
+    /// Ids >= 32 converted to API_CALL so far, ascending.
+    pub fn api_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..1u32 << 16)
+            .filter(|i| self.api_small[*i as usize])
+            .collect();
+        ids.extend(self.api.iter().copied());
+        ids.sort_unstable();
+        ids
+    }
+
+    /// True when `ts` never decreased so far.
+    pub fn sorted(&self) -> bool {
+        self.sorted
+    }
+
+    /// The next PRINT_FORMATTED message's index in `Trace.strings`.
+    pub fn logs(&self) -> i64 {
+        self.logs
+    }
+}
+
+/// Packet id and payload -> EventKind and the payload columns (systemview.md section 7).
+struct Mapper<'a, 's> {
+    p: &'a Params<'a>,
+    tix: TaskIndex<'a>,
+    st: &'s mut ConvState,
+}
+
+impl<'a, 's> Mapper<'a, 's> {
+    fn new(p: &'a Params<'a>, st: &'s mut ConvState) -> Self {
         Mapper {
             p,
             tix: TaskIndex::new(p),
-            logs: p.log_base,
-            api_small: vec![false; 1 << 16],
-            api: HashSet::new(),
+            st,
         }
     }
 
@@ -411,9 +453,9 @@ impl<'a> Mapper<'a> {
             if kid < p.mod_first || p.named.get(kid as usize).copied().unwrap_or(false) {
                 o.kind = K_API_CALL;
                 if kid < 1 << 16 {
-                    self.api_small[kid as usize] = true;
+                    self.st.api_small[kid as usize] = true;
                 } else {
-                    self.api.insert(kid);
+                    self.st.api.insert(kid);
                 }
             } else {
                 o.kind = K_USER;
@@ -444,8 +486,8 @@ impl<'a> Mapper<'a> {
                 o.src_id = p0;
             }
             ID_PRINT => {
-                o.value = self.logs;
-                self.logs += 1;
+                o.value = self.st.logs;
+                self.st.logs += 1;
             }
             ID_MARK_START | ID_MARK_STOP => o.marker = p0,
             ID_ISR_ENTER => o.arg = p0 as i32,
@@ -456,15 +498,6 @@ impl<'a> Mapper<'a> {
             o.target = self.tix.get(p0);
         }
         o
-    }
-
-    fn api_ids(self) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..1u32 << 16)
-            .filter(|i| self.api_small[*i as usize])
-            .collect();
-        ids.extend(self.api);
-        ids.sort_unstable();
-        ids
     }
 }
 
@@ -498,16 +531,36 @@ pub fn convert<O: Copy + Into<u64>>(
     out: &mut [u8],
     progress: &mut dyn FnMut(usize),
 ) -> ConvOut {
-    let mut map = Mapper::new(p);
-    let mut ctx: Vec<Ctx> = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
+    let mut st = ConvState::new(p.esp, p.log_base);
+    let rows = convert_part(r, p, &mut st, out, progress);
+    ConvOut {
+        rows,
+        api_ids: st.api_ids(),
+        sorted: st.sorted,
+    }
+}
+
+/// `convert` of one part of a stream, continuing from `st` (the state after the previous part;
+/// `ConvState::new` for the first). Returns the rows written.
+pub fn convert_part<O: Copy + Into<u64>>(
+    r: &Raw<'_, O>,
+    p: &Params<'_>,
+    st: &mut ConvState,
+    out: &mut [u8],
+    progress: &mut dyn FnMut(usize),
+) -> usize {
     let clock = Clock {
         hz: p.tick_hz,
         div: Div::new(p.tick_hz),
         origin: p.origin,
     };
+    let mut ctx = std::mem::take(&mut st.ctx);
+    if ctx.is_empty() {
+        ctx = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
+    }
+    let (mut sorted, mut last_ts) = (st.sorted, st.last_ts);
+    let mut map = Mapper::new(p, st);
     let mut k = 0usize;
-    let mut sorted = true;
-    let mut last_ts = i64::MIN;
     for j in 0..r.id.len() {
         if j % PROGRESS_ROWS == 0 && j > 0 {
             progress(j);
@@ -535,11 +588,10 @@ pub fn convert<O: Copy + Into<u64>>(
         k += 1;
     }
     progress(r.id.len());
-    ConvOut {
-        rows: k,
-        api_ids: map.api_ids(),
-        sorted,
-    }
+    st.ctx = ctx;
+    st.sorted = sorted;
+    st.last_ts = last_ts;
+    k
 }
 
 #[cfg(test)]

@@ -129,11 +129,61 @@ fn stop_ready_sets_target_and_value() {
         origin: 0,
         log_base: 0,
     };
-    let mut m = Mapper::new(&p);
+    let mut st = ConvState::new(false, 0);
+    let mut m = Mapper::new(&p, &mut st);
     let o = m.row(7, 0x80, 4, 0, 2); // TASK_STOP_READY(task 0x80, reason 4)
     assert_eq!((o.kind, o.target, o.value), (4, 1, 4));
     let o = m.row(6, 0x99, 0, 0, 1); // TASK_START_READY of an unknown handle
     assert_eq!((o.kind, o.target, o.value), (3, -1, VALUE_NULL));
+}
+
+#[test]
+fn parts_equal_one_pass() {
+    // ISR nesting, switches, OVERFLOW, messages and API ids split at every row
+    let id = [4u32, 2, 2, 26, 3, 0, 40, 1, 4, 3, 26, 17, 2, 18, 5, 600];
+    let n = id.len();
+    let core = vec![0u8; n];
+    let nv = vec![1u8; n];
+    let ts: Vec<u64> = (0..n as u64).map(|i| i * 3).collect();
+    let off: Vec<u32> = (0..n as u32).map(|i| i * 2).collect();
+    let p0: Vec<u32> = (0..n as u32).map(|i| 0x40 + (i % 3)).collect();
+    let zero = vec![0u32; n];
+    let handles = [0x40u64, 0x41, 0x42];
+    let p = Params {
+        start: 0,
+        stream_core: 0,
+        esp: false,
+        ram_base: 0,
+        shift: 0,
+        handles: &handles,
+        named: &[],
+        mod_first: 512,
+        tick_hz: 7,
+        origin: 0,
+        log_base: 3,
+    };
+    let raw = |a: usize, b: usize| Raw {
+        id: &id[a..b],
+        core: &core[a..b],
+        nv: &nv[a..b],
+        ts: &ts[a..b],
+        off: &off[a..b],
+        p0: &p0[a..b],
+        p1: &zero[a..b],
+        p2: &zero[a..b],
+    };
+    let rows = scan(&raw(0, n)).events as usize;
+    let mut whole = vec![0u8; rows * ROW];
+    let c = convert(&raw(0, n), &p, &mut whole, &mut |_| {});
+    for cut in 0..=n {
+        let mut st = ConvState::new(false, 3);
+        let mut got = vec![0u8; rows * ROW];
+        let k = convert_part(&raw(0, cut), &p, &mut st, &mut got, &mut |_| {});
+        convert_part(&raw(cut, n), &p, &mut st, &mut got[k * ROW..], &mut |_| {});
+        assert_eq!(got, whole, "cut at {}", cut);
+        assert_eq!(st.api_ids(), c.api_ids);
+        assert_eq!(st.logs(), 5);
+    }
 }
 
 // Throughput of the pure passes (CPU time), a development aid:

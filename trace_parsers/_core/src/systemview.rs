@@ -87,18 +87,18 @@ impl Default for Options {
 
 /// Offsets are stored as u32 when the stream is shorter than 4 GiB, else as u64.
 pub trait Offset: Copy + Default {
-    fn from_usize(v: usize) -> Self;
+    fn from_u64(v: u64) -> Self;
 }
 impl Offset for u32 {
     #[inline(always)]
-    fn from_usize(v: usize) -> Self {
+    fn from_u64(v: u64) -> Self {
         v as u32
     }
 }
 impl Offset for u64 {
     #[inline(always)]
-    fn from_usize(v: usize) -> Self {
-        v as u64
+    fn from_u64(v: u64) -> Self {
+        v
     }
 }
 
@@ -171,6 +171,8 @@ struct Cur<'d> {
     d: &'d [u8],
     pos: usize,
     end: usize,
+    /// File offset of `d[0]` (for messages).
+    org: u64,
 }
 
 impl<'d> Cur<'d> {
@@ -214,38 +216,139 @@ impl<'d> Cur<'d> {
         }
         Err(Fail::Bad(format!(
             "varint longer than 5 bytes at 0x{:x}",
-            self.pos - 5
+            self.org + (self.pos - 5) as u64
         )))
     }
 }
 
-/// The stream decoder. `data[start..end]` is one stream; offsets are relative to `start`.
+/// Where a resumable decode stands between two windows of the same stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing examined yet: the stream should start with the sync.
+    Start,
+    /// Looking for the first sync (the stream did not start with one).
+    StartScan,
+    /// Decoding packets.
+    Packets,
+    /// Looking for the next sync after damage found at stream offset `from`.
+    Resync { from: u64 },
+    /// The end of the stream was reached (or no sync exists): nothing more to decode.
+    Done,
+}
+
+/// Decoder state carried from one window of a stream to the next (`Decoder::resume`).
+#[derive(Debug, Clone, Copy)]
+pub struct Resume {
+    pub phase: Phase,
+    /// Cumulative ticks after the last packet.
+    pub ts: u64,
+    pub order: StrOrder,
+}
+
+impl Resume {
+    pub fn new(opts: Options) -> Self {
+        Resume {
+            phase: Phase::Start,
+            ts: 0,
+            order: opts.str_order,
+        }
+    }
+}
+
+/// The stream decoder. `data[start..end]` is the part of one stream available now (the whole
+/// stream for `new`); offsets are stream-relative (`base` = stream offset of `data[start]`).
 pub struct Decoder<'d> {
     data: &'d [u8],
     start: usize,
     end: usize,
+    /// Stream offset of `data[start]`.
+    base: u64,
+    /// Length of the whole stream (>= base + end - start).
+    stream_len: u64,
     opts: Options,
     order: StrOrder,
     ts: u64,
+    phase: Phase,
+    /// File offset of `data[0]`, for the positions quoted in messages.
+    org: u64,
 }
 
 impl<'d> Decoder<'d> {
+    /// A decoder of the whole stream `data[start..end]`.
     pub fn new(data: &'d [u8], start: usize, end: usize, opts: Options) -> Self {
         let end = end.min(data.len());
         let start = start.min(end);
+        let st = Resume::new(opts);
+        Decoder::resume(data, start, end, 0, (end - start) as u64, opts, st)
+    }
+
+    /// A decoder of the bytes `data[start..end]` at stream offset `base` of a stream of
+    /// `stream_len` bytes, continuing from `st` (what `state()` returned after the previous
+    /// window, which ended where this one starts).
+    pub fn resume(
+        data: &'d [u8],
+        start: usize,
+        end: usize,
+        base: u64,
+        stream_len: u64,
+        opts: Options,
+        st: Resume,
+    ) -> Self {
+        let end = end.min(data.len());
+        let start = start.min(end);
+        let stream_len = stream_len.max(base + (end - start) as u64);
         Decoder {
             data,
             start,
             end,
+            base,
+            stream_len,
             opts,
-            order: opts.str_order,
-            ts: 0,
+            order: st.order,
+            ts: st.ts,
+            phase: st.phase,
+            org: 0,
         }
+    }
+
+    /// Messages quote file offsets: the stream starts at `file_offset` of the file (by default
+    /// they quote indices into `data`, which are file offsets when `data` is the whole file).
+    pub fn at_file_offset(mut self, file_offset: u64) -> Self {
+        self.org = (file_offset + self.base).wrapping_sub(self.start as u64);
+        self
+    }
+
+    /// The state to pass to `resume` for the next window.
+    pub fn state(&self) -> Resume {
+        Resume {
+            phase: self.phase,
+            ts: self.ts,
+            order: self.order,
+        }
+    }
+
+    /// Stream offset of `data[i]`.
+    #[inline(always)]
+    fn rel(&self, i: usize) -> u64 {
+        self.base + (i - self.start) as u64
     }
 
     /// Decode the whole stream into `cols` (capacity >= `max_packets(end - start)`) and `side`.
     /// Returns the number of rows written.
     pub fn run<O: Offset>(&mut self, cols: &mut Columns<'_, O>, side: &mut Side) -> usize {
+        self.run_window(true, cols, side).0
+    }
+
+    /// Decode the available bytes. `last`: the stream ends at `end`. Returns the rows written
+    /// and the number of bytes consumed: the bytes after `start + consumed` (a packet cut by the
+    /// window end, or the tail of a sync search) must be passed again, followed by more bytes.
+    /// Rows and diagnostics are those the whole-stream decode gives, window by window.
+    pub fn run_window<O: Offset>(
+        &mut self,
+        last: bool,
+        cols: &mut Columns<'_, O>,
+        side: &mut Side,
+    ) -> (usize, usize) {
         let cap = cols
             .id
             .len()
@@ -268,136 +371,146 @@ impl<'d> Decoder<'d> {
             p2: &mut cols.p2[..cap],
         };
         let cols = &mut cols;
-        let (start, end) = (self.start, self.end);
+        let end = self.end;
         let mut n = 0usize;
-        let mut pos = start;
-        // Stream start: the 10-zero sync.
-        if self.opts.expect_sync
-            && end - start >= SYNC_LEN
-            && self.data[start..start + SYNC_LEN].iter().all(|&b| b == 0)
-        {
-            pos += SYNC_LEN;
-            side.sync_bytes += SYNC_LEN as u64;
-        } else {
-            match find_sync(&self.data[..end], start) {
-                Some(s) => {
-                    if self.opts.expect_sync || s > start {
+        let mut pos = self.start;
+        loop {
+            match self.phase {
+                Phase::Done => {
+                    pos = end;
+                    break;
+                }
+                Phase::Start => {
+                    let sync_here = end - pos >= SYNC_LEN
+                        && self.data[pos..pos + SYNC_LEN].iter().all(|&b| b == 0);
+                    if self.opts.expect_sync && sync_here {
+                        pos += SYNC_LEN;
+                        side.sync_bytes += SYNC_LEN as u64;
+                        self.phase = Phase::Packets;
+                    } else if self.opts.expect_sync && end - pos < SYNC_LEN && !last {
+                        break;
+                    } else {
+                        self.phase = Phase::StartScan;
+                    }
+                }
+                Phase::StartScan => match find_sync(&self.data[..end], pos) {
+                    Some(s) => {
+                        let skipped = self.rel(s);
+                        if self.opts.expect_sync || skipped > 0 {
+                            side.diags.push(Diag {
+                                code: Code::Resync,
+                                offset: 0,
+                                count: skipped,
+                                fatal: false,
+                                detail: format!(
+                                    "expected the 10-zero sync at the stream start; skipped {} bytes to the first sync",
+                                    skipped
+                                ),
+                            });
+                        }
+                        pos = s + SYNC_LEN;
+                        side.sync_bytes += SYNC_LEN as u64;
+                        self.phase = Phase::Packets;
+                    }
+                    None if last => {
+                        side.diags.push(Diag {
+                            code: Code::NoSync,
+                            offset: 0,
+                            count: self.stream_len,
+                            fatal: true,
+                            detail: "expected a SystemView stream (10 zero bytes followed by TRACE_START 0x0A), found none"
+                                .to_string(),
+                        });
+                        self.phase = Phase::Done;
+                    }
+                    None => {
+                        // a sync may start in the last SYNC_LEN bytes: search them again
+                        pos = pos.max(end.saturating_sub(SYNC_LEN));
+                        break;
+                    }
+                },
+                Phase::Resync { from } => match find_sync(&self.data[..end], pos) {
+                    Some(s) => {
+                        let at = self.rel(s);
                         side.diags.push(Diag {
                             code: Code::Resync,
-                            offset: 0,
-                            count: (s - start) as u64,
+                            offset: from,
+                            count: at - from,
                             fatal: false,
                             detail: format!(
-                                "expected the 10-zero sync at the stream start; skipped {} bytes to the first sync",
-                                s - start
+                                "skipped {} damaged bytes to the next sync at stream offset 0x{:x}",
+                                at - from,
+                                at
                             ),
                         });
+                        pos = s + SYNC_LEN;
+                        side.sync_bytes += SYNC_LEN as u64;
+                        self.phase = Phase::Packets;
                     }
-                    pos = s + SYNC_LEN;
-                    side.sync_bytes += SYNC_LEN as u64;
-                }
-                None => {
-                    side.diags.push(Diag {
-                        code: Code::NoSync,
-                        offset: 0,
-                        count: (end - start) as u64,
-                        fatal: true,
-                        detail: "expected a SystemView stream (10 zero bytes followed by TRACE_START 0x0A), found none"
-                            .to_string(),
-                    });
-                    side.ts_end = self.ts;
-                    return 0;
-                }
-            }
-        }
-        while pos < end {
-            if n >= cap {
-                side.diags.push(Diag {
-                    code: Code::Corrupt,
-                    offset: (pos - start) as u64,
-                    count: (end - pos) as u64,
-                    fatal: true,
-                    detail: "output capacity exhausted".to_string(),
-                });
-                break;
-            }
-            let pkt = pos;
-            match self.packet(pos, n, cols, side) {
-                Ok(next) => {
-                    cols.off[n] = O::from_usize(pkt - start);
-                    n += 1;
-                    pos = next;
-                }
-                Err(f) => {
-                    let rel = (pkt - start) as u64;
-                    let rest = &self.data[pkt..end];
-                    // Drop any aux/strings the failed packet started to write.
-                    self.rollback(n, side);
-                    match f {
-                        Fail::Eof(what) => {
-                            if rest.iter().all(|&b| b == 0) {
-                                side.diags.push(Diag {
-                                    code: Code::Padding,
-                                    offset: rel,
-                                    count: rest.len() as u64,
-                                    fatal: false,
-                                    detail: format!(
-                                        "{} zero bytes after the last complete packet",
-                                        rest.len()
-                                    ),
-                                });
-                            } else {
-                                side.diags.push(Diag {
-                                    code: Code::Truncated,
-                                    offset: rel,
-                                    count: rest.len() as u64,
-                                    fatal: false,
-                                    detail: format!(
-                                        "{} in the final packet ({} bytes, id byte 0x{:02x})",
-                                        what,
-                                        rest.len(),
-                                        rest[0]
-                                    ),
-                                });
-                            }
-                            break;
+                    None if last => {
+                        let left = self.stream_len - from;
+                        side.diags.push(Diag {
+                            code: Code::Resync,
+                            offset: from,
+                            count: left,
+                            fatal: false,
+                            detail: format!(
+                                "no sync after the damage: {} bytes to the end of the stream not decoded",
+                                left
+                            ),
+                        });
+                        self.phase = Phase::Done;
+                    }
+                    None => {
+                        pos = pos.max(end.saturating_sub(SYNC_LEN));
+                        break;
+                    }
+                },
+                Phase::Packets => {
+                    if pos >= end {
+                        if last {
+                            self.phase = Phase::Done;
                         }
-                        Fail::Bad(msg) => {
-                            side.diags.push(Diag {
-                                code: Code::Corrupt,
-                                offset: rel,
-                                count: 1,
-                                fatal: true,
-                                detail: msg,
-                            });
-                            match find_sync(&self.data[..end], pkt + 1) {
-                                Some(s) => {
-                                    side.diags.push(Diag {
-                                        code: Code::Resync,
-                                        offset: rel,
-                                        count: (s - pkt) as u64,
-                                        fatal: false,
-                                        detail: format!(
-                                            "skipped {} damaged bytes to the next sync at stream offset 0x{:x}",
-                                            s - pkt,
-                                            s - start
-                                        ),
-                                    });
-                                    pos = s + SYNC_LEN;
-                                    side.sync_bytes += SYNC_LEN as u64;
+                        break;
+                    }
+                    if n >= cap {
+                        side.diags.push(Diag {
+                            code: Code::Corrupt,
+                            offset: self.rel(pos),
+                            count: (end - pos) as u64,
+                            fatal: true,
+                            detail: "output capacity exhausted".to_string(),
+                        });
+                        self.phase = Phase::Done;
+                        continue;
+                    }
+                    let pkt = pos;
+                    match self.packet(pos, n, cols, side) {
+                        Ok(next) => {
+                            cols.off[n] = O::from_u64(self.rel(pkt));
+                            n += 1;
+                            pos = next;
+                        }
+                        Err(f) => {
+                            // Drop any aux/strings the failed packet started to write.
+                            self.rollback(n, side);
+                            match f {
+                                Fail::Eof(_) if !last => break, // the packet continues in the next window
+                                Fail::Eof(what) => {
+                                    self.cut_at(pkt, what, side);
+                                    self.phase = Phase::Done;
                                 }
-                                None => {
+                                Fail::Bad(msg) => {
+                                    let rel = self.rel(pkt);
                                     side.diags.push(Diag {
-                                        code: Code::Resync,
+                                        code: Code::Corrupt,
                                         offset: rel,
-                                        count: (end - pkt) as u64,
-                                        fatal: false,
-                                        detail: format!(
-                                            "no sync after the damage: {} bytes to the end of the stream not decoded",
-                                            end - pkt
-                                        ),
+                                        count: 1,
+                                        fatal: true,
+                                        detail: msg,
                                     });
-                                    break;
+                                    self.phase = Phase::Resync { from: rel };
+                                    pos = pkt + 1;
                                 }
                             }
                         }
@@ -410,7 +523,35 @@ impl<'d> Decoder<'d> {
             StrOrder::Auto => None,
             o => Some(o),
         };
-        n
+        (n, pos - self.start)
+    }
+
+    /// The stream ends inside the packet at `pkt`: trailing zero padding or a cut packet.
+    fn cut_at(&self, pkt: usize, what: &str, side: &mut Side) {
+        let rel = self.rel(pkt);
+        let rest = &self.data[pkt..self.end];
+        if rest.iter().all(|&b| b == 0) {
+            side.diags.push(Diag {
+                code: Code::Padding,
+                offset: rel,
+                count: rest.len() as u64,
+                fatal: false,
+                detail: format!("{} zero bytes after the last complete packet", rest.len()),
+            });
+        } else {
+            side.diags.push(Diag {
+                code: Code::Truncated,
+                offset: rel,
+                count: rest.len() as u64,
+                fatal: false,
+                detail: format!(
+                    "{} in the final packet ({} bytes, id byte 0x{:02x})",
+                    what,
+                    rest.len(),
+                    rest[0]
+                ),
+            });
+        }
     }
 
     fn rollback(&self, n: usize, side: &mut Side) {
@@ -456,6 +597,7 @@ impl<'d> Decoder<'d> {
             d: self.data,
             pos,
             end: self.end,
+            org: self.org,
         };
         let (id, core) = self.read_id(&mut c)?;
         let mut v = [0u32; 3];
@@ -477,13 +619,13 @@ impl<'d> Decoder<'d> {
                     v[0] = c.varint()?;
                     v[1] = c.varint()?;
                     let end = c.end;
-                    let s = self.string(&mut c, end, side)?;
+                    let s = self.string(&mut c, end, true, side)?;
                     self.aux(side, n, &v[..2], s);
                     2
                 }
                 14 => {
                     let end = c.end;
-                    let s = self.string(&mut c, end, side)?;
+                    let s = self.string(&mut c, end, true, side)?;
                     self.aux(side, n, &[], s);
                     0
                 }
@@ -498,7 +640,7 @@ impl<'d> Decoder<'d> {
                     v[0] = c.varint()?;
                     v[1] = c.varint()?;
                     let end = c.end;
-                    let s = self.string(&mut c, end, side)?;
+                    let s = self.string(&mut c, end, true, side)?;
                     self.aux(side, n, &v[..2], s);
                     2
                 }
@@ -507,8 +649,14 @@ impl<'d> Decoder<'d> {
         } else {
             let len = c.varint()? as usize;
             let pstart = c.pos;
-            if len > c.end - pstart {
-                let remaining = c.end - pstart;
+            // the stream's end decides between damage and a cut; the window's end (when the
+            // stream goes on) only means the packet continues in the next window
+            let in_stream = self.stream_len - self.rel(pstart);
+            if len as u64 <= in_stream && len > c.end - pstart {
+                return Err(Fail::Eof("EOF in payload"));
+            }
+            if len as u64 > in_stream {
+                let remaining = in_stream;
                 return if len <= 0x3FFF && id < 0x1_0000 {
                     Err(Fail::Eof("EOF in payload"))
                 } else {
@@ -523,6 +671,7 @@ impl<'d> Decoder<'d> {
                 d: self.data,
                 pos: pstart,
                 end: pend,
+                org: self.org,
             };
             nv = self.payload(id, &mut p, n, &mut v, side);
             c.pos = pend;
@@ -588,7 +737,7 @@ impl<'d> Decoder<'d> {
                 let k = read_vals(p, &mut vals);
                 v[0] = vals[0];
                 let s = if k == 1 {
-                    self.string(p, p.end, side).unwrap_or(u32::MAX)
+                    self.string(p, p.end, false, side).unwrap_or(u32::MAX)
                 } else {
                     u32::MAX
                 };
@@ -597,7 +746,7 @@ impl<'d> Decoder<'d> {
             }
             26 => {
                 // PRINT_FORMATTED: string, Options, NumArgs, Args...
-                let s = self.string(p, p.end, side).unwrap_or(u32::MAX);
+                let s = self.string(p, p.end, false, side).unwrap_or(u32::MAX);
                 let mut vals = Vec::new();
                 while p.pos < p.end {
                     match p.varint() {
@@ -626,7 +775,7 @@ impl<'d> Decoder<'d> {
                         if read_vals(p, &mut one) == 1 {
                             vals.push(one[0]);
                             v[1] = one[0];
-                            let s = self.string(p, p.end, side).unwrap_or(u32::MAX);
+                            let s = self.string(p, p.end, false, side).unwrap_or(u32::MAX);
                             while p.pos < p.end {
                                 match p.varint() {
                                     Ok(x) => vals.push(x),
@@ -682,7 +831,14 @@ impl<'d> Decoder<'d> {
     }
 
     /// Read a SystemView string (§3.3) bounded by `limit`; returns its index.
-    fn string(&mut self, c: &mut Cur<'_>, limit: usize, side: &mut Side) -> Result<u32, Fail> {
+    /// `to_stream_end`: `limit` is the window end, the room for the guess is up to the stream end.
+    fn string(
+        &mut self,
+        c: &mut Cur<'_>,
+        limit: usize,
+        to_stream_end: bool,
+        side: &mut Side,
+    ) -> Result<u32, Fail> {
         let b = c.byte()?;
         let len: usize = if b != 0xFF {
             b as usize
@@ -694,7 +850,11 @@ impl<'d> Decoder<'d> {
             c.pos += 2;
             let lohi = x as usize | (y as usize) << 8;
             let hilo = (x as usize) << 8 | y as usize;
-            let room = limit - c.pos;
+            let room = if to_stream_end {
+                usize::try_from(self.stream_len - self.rel(c.pos)).unwrap_or(usize::MAX)
+            } else {
+                limit - c.pos
+            };
             match self.order {
                 StrOrder::LoHi => lohi,
                 StrOrder::HiLo => hilo,
@@ -713,7 +873,7 @@ impl<'d> Decoder<'d> {
                             if lohi.max(hilo) <= 4096 {
                                 side.diags.push(Diag {
                                     code: Code::StringOrder,
-                                    offset: (c.pos - 3 - self.start) as u64,
+                                    offset: self.rel(c.pos - 3),
                                     count: 1,
                                     fatal: false,
                                     detail: format!(
@@ -828,258 +988,5 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u32) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sync() -> Vec<u8> {
-        vec![0u8; SYNC_LEN]
-    }
-
-    fn pkt(out: &mut Vec<u8>, id: u8, vals: &[u32], delta: u32) {
-        out.push(id);
-        for &v in vals {
-            put_varint(out, v);
-        }
-        put_varint(out, delta);
-    }
-
-    fn long(out: &mut Vec<u8>, id: u32, payload: &[u8], delta: u32) {
-        put_varint(out, id);
-        put_varint(out, payload.len() as u32);
-        out.extend_from_slice(payload);
-        put_varint(out, delta);
-    }
-
-    #[test]
-    fn varint_roundtrip() {
-        for v in [0u32, 1, 127, 128, 0x1F4, 16383, 16384, 0xFFFF_FFFF] {
-            let mut b = Vec::new();
-            put_varint(&mut b, v);
-            let mut c = Cur {
-                d: &b,
-                pos: 0,
-                end: b.len(),
-            };
-            assert_eq!(c.varint().ok(), Some(v));
-            assert_eq!(c.pos, b.len());
-        }
-        let mut b = Vec::new();
-        put_varint(&mut b, 0x1F4);
-        assert_eq!(b, vec![0xF4, 0x03]);
-    }
-
-    #[test]
-    fn fixed_layouts_and_time() {
-        let mut s = sync();
-        pkt(&mut s, 10, &[], 5);
-        pkt(&mut s, 2, &[15], 3);
-        pkt(&mut s, 18, &[], 200);
-        pkt(&mut s, 7, &[0x40, 4], 1);
-        pkt(&mut s, 17, &[], 0x1_0000);
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![10, 2, 18, 7, 17]);
-        assert_eq!(o.ts, vec![5, 8, 208, 209, 209 + 0x1_0000]);
-        assert_eq!(o.p0[1], 15);
-        assert_eq!((o.p0[3], o.p1[3], o.nv[3]), (0x40, 4, 2));
-        assert_eq!(o.off, vec![10, 12, 15, 18, 22]);
-        assert!(o.side.diags.is_empty());
-    }
-
-    #[test]
-    fn long_ids_and_unknown_skipped() {
-        let mut s = sync();
-        long(
-            &mut s,
-            24,
-            &[0x80, 0x89, 0x7A, 0, 0x80, 0x80, 0x80, 0x80, 0x02, 2],
-            1,
-        );
-        long(&mut s, 20000, &[1, 2, 3, 4, 5], 2); // LONG_ID (3-byte id), 5 args
-        long(&mut s, 99, &[], 3);
-        pkt(&mut s, 3, &[], 4);
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![24, 20000, 99, 3]);
-        assert_eq!(o.p0[0], 2_000_000);
-        assert_eq!(o.p2[0], 0x2000_0000);
-        assert_eq!(o.nv[1], 5);
-        assert_eq!(o.ts, vec![1, 3, 6, 10]);
-        // INIT has 4 values: the 4th is in aux.
-        let r = o.side.aux_row.iter().position(|&r| r == 0).unwrap();
-        let st = o.side.aux_start[r] as usize;
-        assert_eq!(
-            &o.side.aux_vals[st..st + 4],
-            &[2_000_000, 0, 0x2000_0000, 2]
-        );
-    }
-
-    #[test]
-    fn strings_both_orders() {
-        // <= 3.42 long form: FF lo hi (300 bytes)
-        let mut s = sync();
-        let name = vec![b'a'; 300];
-        s.push(14);
-        s.extend_from_slice(&[0xFF, 300u16 as u8, (300u16 >> 8) as u8]);
-        s.extend_from_slice(&name);
-        put_varint(&mut s, 1);
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![14]);
-        assert_eq!(o.side.str_ends, vec![300]);
-        assert_eq!(o.side.str_order, Some(StrOrder::LoHi));
-        // >= 3.56: FF 00 nn for every string
-        let mut s = sync();
-        s.push(9);
-        put_varint(&mut s, 7);
-        put_varint(&mut s, 3);
-        s.extend_from_slice(&[0xFF, 0, 4]);
-        s.extend_from_slice(b"IDLE");
-        put_varint(&mut s, 1);
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![9]);
-        assert_eq!(&o.side.strings, b"IDLE");
-        assert_eq!(o.side.str_order, Some(StrOrder::HiLo));
-    }
-
-    #[test]
-    fn long_string_orders_in_fixed_packets() {
-        // 300-byte SYSDESC, both orders, followed by more packets (room for either reading)
-        for hilo in [false, true] {
-            let mut s = sync();
-            s.push(14);
-            let n = 300usize;
-            if hilo {
-                s.extend_from_slice(&[0xFF, (n >> 8) as u8, n as u8]);
-            } else {
-                s.extend_from_slice(&[0xFF, n as u8, (n >> 8) as u8]);
-            }
-            s.extend(std::iter::repeat(b'x').take(n));
-            put_varint(&mut s, 1);
-            for _ in 0..10_000 {
-                pkt(&mut s, 17, &[], 1);
-            }
-            let o = decode_owned(&s, Options::default());
-            assert_eq!(o.side.str_ends[0], 300);
-            assert_eq!(o.id.len(), 10_001);
-            let want = if hilo { StrOrder::HiLo } else { StrOrder::LoHi };
-            assert_eq!(o.side.str_order, Some(want));
-        }
-    }
-
-    #[test]
-    fn esp_core_bit() {
-        let mut s = sync();
-        pkt(&mut s, 4 | 0x40, &[1], 1); // core 1 START_EXEC
-        pkt(&mut s, 17, &[], 1);
-        s.extend_from_slice(&[0x80 | (512 & 0x7F) as u8, ((512 >> 7) as u8) | 0x40]); // id 512 on core 1
-        s.push(0);
-        s.push(1);
-        let o = decode_owned(
-            &s,
-            Options {
-                esp_core_bit: true,
-                ..Options::default()
-            },
-        );
-        assert_eq!(o.id, vec![4, 17, 512]);
-        assert_eq!(o.core, vec![1, 0, 1]);
-    }
-
-    #[test]
-    fn padding_truncation_and_resync() {
-        let mut s = sync();
-        pkt(&mut s, 10, &[], 1);
-        s.extend_from_slice(&[0, 0, 0]); // NOP + stray zero
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![10, 0]);
-        assert_eq!(o.side.diags.len(), 1);
-        assert_eq!(o.side.diags[0].code, Code::Padding);
-
-        let mut s = sync();
-        pkt(&mut s, 10, &[], 1);
-        s.extend_from_slice(&[2, 0x85]); // ISR_ENTER with a cut varint
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![10]);
-        assert_eq!(o.side.diags[0].code, Code::Truncated);
-
-        // garbage id + huge length, then a new sync block
-        let mut s = sync();
-        pkt(&mut s, 10, &[], 1);
-        s.extend_from_slice(&[0xC1, 0xFF, 0x3F, 0xE0, 0xFF, 0xFF, 0x3F]);
-        let at = s.len();
-        s.extend_from_slice(&sync());
-        pkt(&mut s, 10, &[], 7);
-        pkt(&mut s, 3, &[], 1);
-        let o = decode_owned(&s, Options::default());
-        assert_eq!(o.id, vec![10, 10, 3]);
-        assert_eq!(o.ts, vec![1, 8, 9]);
-        assert!(o
-            .side
-            .diags
-            .iter()
-            .any(|d| d.code == Code::Corrupt && d.fatal));
-        assert!(o
-            .side
-            .diags
-            .iter()
-            .any(|d| d.code == Code::Resync && d.count == (at - 12) as u64));
-    }
-
-    #[test]
-    fn no_sync_is_reported() {
-        let o = decode_owned(b"hello world, this is not systemview", Options::default());
-        assert!(o.id.is_empty());
-        assert_eq!(o.side.diags[0].code, Code::NoSync);
-    }
-
-    #[test]
-    fn never_panics_on_noise() {
-        // xorshift noise with a sync prefix: must terminate without panicking.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for len in [0usize, 1, 11, 64, 1000, 5000] {
-            for _ in 0..50 {
-                let mut d = sync();
-                d.push(10);
-                for _ in 0..len {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    d.push(x as u8);
-                }
-                let o = decode_owned(&d, Options::default());
-                assert!(o.id.len() <= max_packets(d.len()));
-                let o = decode_owned(
-                    &d,
-                    Options {
-                        esp_core_bit: true,
-                        ..Options::default()
-                    },
-                );
-                assert!(o.id.len() <= max_packets(d.len()));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod timing {
-    /// `SV_TIMING_FILE=path cargo test --release --no-default-features -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn decode_file_timing() {
-        let Ok(path) = std::env::var("SV_TIMING_FILE") else {
-            return;
-        };
-        let data = std::fs::read(path).unwrap_or_default();
-        for _ in 0..3 {
-            let t0 = std::time::Instant::now();
-            let o = super::decode_owned(&data, super::Options::default());
-            let dt = t0.elapsed().as_secs_f64();
-            println!(
-                "{} packets in {:.3} s: {:.1} M/s, {:.0} MB/s",
-                o.id.len(),
-                dt,
-                o.id.len() as f64 / dt / 1e6,
-                data.len() as f64 / dt / 1e6
-            );
-        }
-    }
-}
+#[path = "systemview_tests.rs"]
+mod tests;

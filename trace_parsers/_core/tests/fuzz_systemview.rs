@@ -8,7 +8,9 @@
 //! `SV_FUZZ_ITERS=1000000 cargo test --release --no-default-features --test fuzz_systemview -- --nocapture`
 //! runs a long session; the default (20,000 inputs) is part of `cargo test`.
 
-use _core::systemview::{decode_owned, max_packets, put_varint, Decoder, Options, Owned, StrOrder};
+use _core::systemview::{
+    decode_owned, max_packets, put_varint, Decoder, Options, Owned, Resume, StrOrder,
+};
 
 struct Rng(u64);
 
@@ -199,6 +201,152 @@ fn decode_range(data: &[u8], start: usize, end: usize, opts: Options) -> Owned {
     o.ts.truncate(n);
     o.off.truncate(n);
     o
+}
+
+/// Decode `data` as one stream fed in blocks of random sizes (as `SvStreamDecoder.feed` does),
+/// with the rows, aux records and strings renumbered as one decode would number them.
+fn decode_windows(data: &[u8], opts: Options, r: &mut Rng, max_block: usize) -> Owned {
+    let mut o = Owned::default();
+    let mut st = Resume::new(opts);
+    let (mut buf, mut base, mut fed) = (Vec::new(), 0u64, 0usize);
+    loop {
+        let k = 1 + r.below(max_block);
+        let to = (fed + k).min(data.len());
+        buf.extend_from_slice(&data[fed..to]);
+        fed = to;
+        let last = fed == data.len();
+        let cap = max_packets(buf.len());
+        let mut w = Owned {
+            id: vec![0; cap],
+            core: vec![0; cap],
+            nv: vec![0; cap],
+            ts: vec![0; cap],
+            off: vec![0; cap],
+            p0: vec![0; cap],
+            p1: vec![0; cap],
+            p2: vec![0; cap],
+            side: Default::default(),
+        };
+        let (n, used) = {
+            let mut cols = _core::systemview::Columns {
+                id: &mut w.id,
+                core: &mut w.core,
+                nv: &mut w.nv,
+                ts: &mut w.ts,
+                off: &mut w.off,
+                p0: &mut w.p0,
+                p1: &mut w.p1,
+                p2: &mut w.p2,
+            };
+            let mut dec = Decoder::resume(&buf, 0, buf.len(), base, data.len() as u64, opts, st)
+                .at_file_offset(0);
+            let out = dec.run_window(last, &mut cols, &mut w.side);
+            st = dec.state();
+            out
+        };
+        let (rows0, strs0, vals0) = (
+            o.id.len() as u32,
+            o.side.str_ends.len() as u32,
+            o.side.aux_vals.len() as u32,
+        );
+        let sbytes0 = o.side.strings.len() as u64;
+        o.id.extend_from_slice(&w.id[..n]);
+        o.core.extend_from_slice(&w.core[..n]);
+        o.nv.extend_from_slice(&w.nv[..n]);
+        o.ts.extend_from_slice(&w.ts[..n]);
+        o.off.extend_from_slice(&w.off[..n]);
+        o.p0.extend_from_slice(&w.p0[..n]);
+        o.p1.extend_from_slice(&w.p1[..n]);
+        o.p2.extend_from_slice(&w.p2[..n]);
+        let s = &w.side;
+        o.side.aux_row.extend(s.aux_row.iter().map(|x| x + rows0));
+        o.side
+            .aux_start
+            .extend(s.aux_start.iter().map(|x| x + vals0));
+        o.side.aux_str.extend(
+            s.aux_str
+                .iter()
+                .map(|x| if *x == u32::MAX { *x } else { x + strs0 }),
+        );
+        o.side.aux_vals.extend_from_slice(&s.aux_vals);
+        o.side.strings.extend_from_slice(&s.strings);
+        o.side
+            .str_ends
+            .extend(s.str_ends.iter().map(|x| x + sbytes0));
+        o.side.diags.extend(s.diags.iter().cloned());
+        o.side.sync_bytes += s.sync_bytes;
+        o.side.ts_end = s.ts_end;
+        o.side.str_order = s.str_order;
+        buf.drain(..used);
+        base += used as u64;
+        if last {
+            return o;
+        }
+    }
+}
+
+/// The windowed decode equals the whole decode (rows, aux, strings, diagnostics, state).
+fn same(a: &Owned, b: &Owned) {
+    assert_eq!(a.id, b.id);
+    assert_eq!(a.core, b.core);
+    assert_eq!(a.nv, b.nv);
+    assert_eq!(a.ts, b.ts);
+    assert_eq!(a.off, b.off);
+    assert_eq!((&a.p0, &a.p1, &a.p2), (&b.p0, &b.p1, &b.p2));
+    let (x, y) = (&a.side, &b.side);
+    assert_eq!(
+        (&x.aux_row, &x.aux_start, &x.aux_vals),
+        (&y.aux_row, &y.aux_start, &y.aux_vals)
+    );
+    // strings left by a packet cut at a window end are trimmed; compare through aux_str
+    let text = |s: &_core::systemview::Side, i: u32| -> Vec<u8> {
+        if i == u32::MAX {
+            return b"-".to_vec();
+        }
+        let e = s.str_ends[i as usize] as usize;
+        let a = if i == 0 {
+            0
+        } else {
+            s.str_ends[i as usize - 1] as usize
+        };
+        s.strings[a..e].to_vec()
+    };
+    let tx: Vec<_> = x.aux_str.iter().map(|i| text(x, *i)).collect();
+    let ty: Vec<_> = y.aux_str.iter().map(|i| text(y, *i)).collect();
+    assert_eq!(tx, ty);
+    assert_eq!(x.diags, y.diags);
+    assert_eq!(
+        (x.sync_bytes, x.ts_end, x.str_order),
+        (y.sync_bytes, y.ts_end, y.str_order)
+    );
+}
+
+#[test]
+fn windows_equal_whole_decode() {
+    let iters: usize = std::env::var("SV_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map(|v| v / 4)
+        .unwrap_or(5_000);
+    let seeds = seeds();
+    let mut r = Rng(0x1234_5678_9ABC_DEF1);
+    for it in 0..iters {
+        let seed = &seeds[r.below(seeds.len())];
+        let data = if it % 8 == 0 {
+            seed.clone()
+        } else {
+            mutate(seed, &mut r)
+        };
+        let opts = Options {
+            esp_core_bit: r.below(2) == 1,
+            str_order: [StrOrder::Auto, StrOrder::LoHi, StrOrder::HiLo][r.below(3)],
+            expect_sync: r.below(4) != 0,
+        };
+        let whole = decode_owned(&data, opts);
+        let max_block = [1, 3, 16, 300][r.below(4)];
+        let win = decode_windows(&data, opts, &mut r, max_block);
+        same(&win, &whole);
+    }
 }
 
 #[test]

@@ -1,0 +1,193 @@
+"""Shared shape of every analyzer's output: per-instance rows and per-metric summaries.
+
+Each analyzer returns :class:`Result` ``(table, summary)``: ``table`` is a pyarrow Table with the
+columns of :data:`INSTANCE_COLUMNS` (one row per measured instance, every metric of the analyzer
+stacked, ``metric`` holding the stable dotted id), ``summary`` a frozen dataclass deriving from
+:class:`Summary`.  Site-based instances remember which site occurrences they span
+(``start_site``/``start_idx``, ``end_site``/``end_idx``), which is how cross-validation pairs a
+trace instance with the same instance seen on the pins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..sites import SiteEvents
+from .stats import Drop, DropLog, Stats, drop_gap_instances, summarize
+
+#: (name, arrow type, unit, meaning) of the per-instance table.
+INSTANCE_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
+    ("metric", "string", "-", "stable dotted metric id"),
+    ("source", "string", "-", "'trace' or 'logic'"),
+    ("instance", "int64", "-", "index of the instance within its metric and source"),
+    ("start_ts", "int64", "ns", "start of the instance in the source's clock"),
+    ("end_ts", "int64", "ns", "end of the instance in the source's clock"),
+    ("value", "float64", "unit column", "the measured value"),
+    ("unit", "string", "-", "unit of value: ns, pct, count"),
+    ("start_site", "string", "-", "site the instance starts at ('' for kernel events)"),
+    ("start_idx", "int64", "-", "occurrence index of start_site in this source (-1 if none)"),
+    ("end_site", "string", "-", "site the instance ends at ('' for kernel events)"),
+    ("end_idx", "int64", "-", "occurrence index of end_site in this source (-1 if none)"),
+    ("core", "int64", "-", "CPU core of the instance on multi-core traces (-1: not per core)"),
+)
+
+
+@dataclass(frozen=True)
+class Series:
+    """The instances of one metric from one source."""
+
+    metric: str
+    unit: str
+    start_ts: np.ndarray
+    end_ts: np.ndarray
+    value: np.ndarray
+    start_site: str = ""
+    start_idx: np.ndarray | None = None
+    end_site: str = ""
+    end_idx: np.ndarray | None = None
+    core: np.ndarray | None = None  #: per instance, multi-core kernel metrics only
+
+    def __len__(self) -> int:
+        return int(np.asarray(self.value).size)
+
+
+def arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [pa.field(n, getattr(pa, t)(), metadata={"unit": u, "doc": d}) for n, t, u, d in INSTANCE_COLUMNS]
+    )
+
+
+def make_table(series: Sequence[Series], source: str) -> Any:
+    """Stack ``series`` into one per-instance Arrow table."""
+    import pyarrow as pa
+
+    series = [s for s in series if len(s)]
+    n = np.array([len(s) for s in series], dtype=np.int64)
+    # string columns are constant per series: one value per series, repeated by `take`
+    rep = pa.array(np.repeat(np.arange(n.size, dtype=np.int64), n))
+
+    def strings(values: list[str]) -> Any:
+        return pa.array(values, pa.string()).take(rep)
+
+    def ints(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def site_idx(idx: np.ndarray | None, k: int) -> np.ndarray:
+        return np.full(k, -1, np.int64) if idx is None else np.asarray(idx, dtype=np.int64)
+
+    cols: dict[str, Any] = {
+        "metric": strings([s.metric for s in series]),
+        "source": strings([source] * n.size),
+        "instance": ints([np.arange(k, dtype=np.int64) for k in n.tolist()]),
+        "start_ts": ints([np.asarray(s.start_ts, dtype=np.int64) for s in series]),
+        "end_ts": ints([np.asarray(s.end_ts, dtype=np.int64) for s in series]),
+        "value": (
+            np.concatenate([np.asarray(s.value, dtype=np.float64) for s in series])
+            if series
+            else np.zeros(0, np.float64)
+        ),
+        "unit": strings([s.unit for s in series]),
+        "start_site": strings([s.start_site for s in series]),
+        "start_idx": ints([site_idx(s.start_idx, k) for s, k in zip(series, n.tolist())]),
+        "end_site": strings([s.end_site for s in series]),
+        "end_idx": ints([site_idx(s.end_idx, k) for s, k in zip(series, n.tolist())]),
+        "core": ints([site_idx(s.core, k) for s, k in zip(series, n.tolist())]),
+    }
+    schema = arrow_schema()
+    arrays = []
+    for f in schema:
+        c = cols[f.name]
+        arrays.append(c if isinstance(c, pa.Array) else pa.array(c, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What every analyzer summary holds: statistics per metric id, scalar facts, exclusions."""
+
+    source: str
+    stats: dict[str, Stats] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    scalars: dict[str, tuple[float, str]] = field(default_factory=dict)  #: metric id -> (value, unit)
+    excluded: int = 0  #: instances excluded (OVERFLOW gaps, missed activations, ...)
+    unmatched: int = 0  #: start events without their end event
+    drop_log: tuple[Drop, ...] = ()
+
+
+class Result(NamedTuple):
+    table: Any  #: pyarrow.Table with INSTANCE_COLUMNS
+    summary: Any  #: a frozen Summary subclass
+
+
+def pair_next(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pair each ``a[i]`` with the first ``b[j] >= a[i]`` that comes before ``a[i+1]``.
+
+    Returns ``(ia, jb, unmatched)``: indices of the pairs and the number of ``a`` without a ``b``.
+
+    >>> ia, jb, u = pair_next(np.array([0, 10, 20]), np.array([3, 25]))
+    >>> ia.tolist(), jb.tolist(), u
+    ([0, 2], [0, 1], 1)
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if a.size == 0 or b.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), int(a.size)
+    j = np.searchsorted(b, a, side="left")
+    ok = j < b.size
+    nxt = np.append(a[1:], np.iinfo(np.int64).max)
+    jj = np.minimum(j, b.size - 1)
+    ok &= b[jj] < nxt
+    ia = np.flatnonzero(ok)
+    return ia.astype(np.int64), j[ok].astype(np.int64), int(a.size - ia.size)
+
+
+def site_interval(metric: str, se: SiteEvents, a: str, b: str, drop_log: DropLog) -> tuple[Series, int]:
+    """Intervals from each occurrence of site ``a`` to the next occurrence of site ``b``.
+
+    Instances across a data-loss gap are dropped (and logged); returns the series and the number
+    of ``a`` occurrences without a ``b``.
+    """
+    ta, tb = se.times(a), se.times(b)
+    ia, jb, unmatched = pair_next(ta, tb)
+    drop_log.add(metric, "no_end_event", count=unmatched)
+    start, end = ta[ia], tb[jb]
+    keep = drop_gap_instances(metric, start, end, se.gaps, drop_log)
+    ia, jb = ia[keep], jb[keep]
+    start, end = start[keep], end[keep]
+    return Series(metric, "ns", start, end, (end - start).astype(np.float64), a, ia, b, jb), unmatched
+
+
+def summary_fields(series: Sequence[Series], drop_log: DropLog) -> dict[str, Any]:
+    """The common Summary keyword arguments for a list of series."""
+    return {
+        "stats": {s.metric: summarize(s.value) for s in series},
+        "units": {s.metric: s.unit for s in series},
+        "excluded": sum(e.count for e in drop_log.entries if e.reason != "no_end_event"),
+        "unmatched": drop_log.count(reason="no_end_event"),
+        "drop_log": tuple(drop_log.entries),
+    }
+
+
+def kernel_interval(
+    metric: str,
+    ts: np.ndarray,
+    start_mask: np.ndarray,
+    end_mask: np.ndarray,
+    gaps: Sequence[tuple[int, int]],
+    drop_log: DropLog,
+) -> tuple[Series, int]:
+    """Intervals between kernel events of a trace: each start row to the next end row."""
+    a = ts[start_mask].astype(np.int64)
+    b = ts[end_mask].astype(np.int64)
+    ia, jb, unmatched = pair_next(a, b)
+    drop_log.add(metric, "no_end_event", count=unmatched)
+    start, end = a[ia], b[jb]
+    keep = drop_gap_instances(metric, start, end, gaps, drop_log)
+    start, end = start[keep], end[keep]
+    return Series(metric, "ns", start, end, (end - start).astype(np.float64)), unmatched

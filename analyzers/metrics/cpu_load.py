@@ -1,0 +1,254 @@
+"""CPU load per task and per ISR over a window (trace only).
+
+The running context is rebuilt from the kernel events: ``TASK_SWITCH_IN`` sets the running task,
+``IDLE`` (or a switch to a task named like the idle task) sets idle, ``ISR_ENTER`` pushes an
+interrupt, ``ISR_EXIT``/``ISR_TO_SCHED`` pops it. Time is charged to the innermost ISR, else the
+running task. Time inside an OVERFLOW gap, and from a gap until the next switch-in, is charged
+to nobody and reported as ``unknown``.
+
+Metrics (scalars, percent of the window): ``cpu.load.task.<name>``, ``cpu.load.isr.<name>``,
+``cpu.load.idle``, ``cpu.load.total`` (100 - idle - unknown), ``cpu.load.unknown``. On a
+multi-core trace the same per core, ``cpu.load.core<N>.<...>``, and the unprefixed ones over the
+whole machine (busy time summed over the cores, as a share of cores x window).
+The per-instance table has one row per context, metric ``cpu.busy.<context>`` (``value`` = busy ns
+over the window).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trace_parsers.model import EventKind, Trace
+
+from ..sites import Site, is_logic
+from .base import Result, Series, Summary, make_table
+from .stats import DropLog, overflow_gaps
+
+#: Idle task names (lower case; a trailing core number is allowed: ESP-IDF's ``IDLE0``/``IDLE1``).
+#: FreeRTOS's timer task "Tmr Svc" is not idle: it runs timer callbacks, real work.
+IDLE_NAMES = ("idle", "tx_idle")
+
+
+def is_idle_name(name: str) -> bool:
+    """Whether a task name is an idle task's.
+
+    >>> [is_idle_name(n) for n in ("IDLE", "IDLE1", "Tmr Svc", "tx_idle", "idler")]
+    [True, True, False, True, False]
+    """
+    n = name.strip().lower()
+    return n in IDLE_NAMES or (n.rstrip("0123456789") in IDLE_NAMES and n[-1:].isdigit())
+
+
+@dataclass(frozen=True)
+class CpuLoadSummary(Summary):
+    window_ns: int = 0
+    busy_ns: dict[str, int] = field(default_factory=dict)
+
+
+def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Context charged after each scheduling event: ``(labels, owner)``, ``owner[n]`` indexing
+    ``labels`` for the time from event ``n`` to event ``n + 1``.
+
+    The running state is an ISR stack over a current task: ``ISR_ENTER`` pushes, ``ISR_EXIT`` and
+    ``ISR_TO_SCHED`` pop (never below empty), ``OVERFLOW`` empties it and makes the task
+    ``unknown``; ``TASK_SWITCH_IN``/``IDLE`` set the task, ``TASK_SWITCH_OUT`` sets idle when no
+    ISR is running. The owner is the innermost ISR, else the task.
+
+    >>> from trace_parsers.model import Isr, Task, TraceMeta, empty_events
+    >>> K = EventKind
+    >>> tr = Trace(empty_events(0), TraceMeta("x"), tasks=[Task(0, "a")], isrs=[Isr(3, "T")])
+    >>> kind = np.array([K.TASK_SWITCH_IN, K.ISR_ENTER, K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.IDLE])
+    >>> labels, owner = _owners(tr, kind, np.array([0, 3, 4, -1, -1, -1]))
+    >>> [labels[o] for o in owner]
+    ['task.a', 'isr.T', 'isr.irq4', 'isr.T', 'task.a', 'idle']
+    """
+    n = kind.size
+    enter = kind == EventKind.ISR_ENTER
+    leave = (kind == EventKind.ISR_EXIT) | (kind == EventKind.ISR_TO_SCHED)
+    reset = kind == EventKind.OVERFLOW
+    # ISR nesting depth after each event: a walk of +1/-1 steps floored at 0 and reset by OVERFLOW,
+    # i.e. depth = S - (running minimum of S since the last reset, starting at 0), S = cumulative
+    # steps. Each segment's S is shifted down by `big` per reset so one running minimum suffices.
+    s = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(enter.astype(np.int64) - leave.astype(np.int64), out=s[1:])
+    seg = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(reset, out=seg[1:])
+    big = 2 * (n + 1)
+    runmin = np.minimum.accumulate(s - seg * big) + seg * big
+    depth_all = s - runmin
+    depth = depth_all[1:]  # after event i
+    before = depth_all[:-1]  # before event i
+
+    # labels: 0 unknown, 1 idle, then one per task / ISR id seen
+    labels = ["unknown", "idle"]
+    names = {t.ctx_id: t.name for t in trace.tasks}
+    isr_names = {i.number: i.name for i in trace.isrs}
+    idle_ids = {cid for cid, nm in names.items() if is_idle_name(nm)}
+    code = np.zeros(n, dtype=np.int64)
+    cid = ctx_id.astype(np.int64)
+    switch_in = kind == EventKind.TASK_SWITCH_IN
+    for mask, label in ((switch_in, None), (enter, "isr")):
+        if not mask.any():
+            continue
+        ids, inv = np.unique(cid[mask], return_inverse=True)
+        codes = np.empty(ids.size, dtype=np.int64)
+        for j, c in enumerate(ids.tolist()):
+            if label is None:
+                nm = "idle" if c in idle_ids else f"task.{names.get(c, f'task#{c}')}"
+            else:
+                nm = f"isr.{isr_names.get(c, f'irq{c}')}"
+            if nm not in labels:
+                labels.append(nm)
+            codes[j] = labels.index(nm)
+        code[mask] = codes[inv.ravel()]
+
+    # current task: forward fill of the events that set it (-1: leaves it unchanged)
+    setter = np.full(n, -1, dtype=np.int64)
+    setter[switch_in] = code[switch_in]
+    setter[(kind == EventKind.IDLE) | ((kind == EventKind.TASK_SWITCH_OUT) & (before == 0))] = 1
+    setter[reset] = 0
+    last_set = np.maximum.accumulate(np.where(setter >= 0, np.arange(n), -1))
+    task = np.where(last_set >= 0, setter[np.maximum(last_set, 0)], 0)
+
+    # inside an ISR the owner is the innermost one: the last ISR_ENTER (at or before the event)
+    # that reached the current depth
+    owner = task
+    nested = np.flatnonzero(depth > 0)
+    ent = np.flatnonzero(enter)
+    if nested.size and ent.size:
+        span = n + 1
+        key = depth[ent] * span + ent
+        order = np.argsort(key, kind="stable")  # by depth, then position
+        key, ent = key[order], ent[order]
+        pos = np.searchsorted(key, depth[nested] * span + nested, side="right") - 1
+        owner[nested] = code[ent[pos]]
+    return labels, owner
+
+
+def _charge(labels: list[str], owner: np.ndarray, ts: np.ndarray, w0: int, w1: int) -> dict[str, int]:
+    """Busy ns per context label: the time from each event to the next (clamped to the window
+    ``[w0, w1]``) goes to the owner after the event; before the first event to ``unknown``.
+    Only contexts charged a positive time appear, in the order they were first charged."""
+    t_c = np.minimum(np.maximum(ts, w0), w1)
+    # time accounted for up to each event (running maximum), then up to the window's end
+    last = np.maximum.accumulate(np.concatenate(([w0], t_c)))
+    amount = np.concatenate((t_c, [w1])) - last
+    pos = amount > 0
+    who = np.concatenate(([0], owner))[pos]
+    tot = np.zeros(len(labels), dtype=np.int64)
+    np.add.at(tot, who, amount[pos])
+    ids, first = np.unique(who, return_index=True)
+    return {labels[i]: int(tot[i]) for i in ids[np.argsort(first)].tolist()}
+
+
+_RELEVANT = np.zeros(256, dtype=bool)  # kind -> relevant (a lookup beats np.isin on 1M rows)
+_RELEVANT[
+    [
+        EventKind.TASK_SWITCH_IN,
+        EventKind.ISR_ENTER,
+        EventKind.ISR_EXIT,
+        EventKind.ISR_TO_SCHED,
+        EventKind.IDLE,
+        EventKind.OVERFLOW,
+        EventKind.TASK_SWITCH_OUT,
+    ]
+] = True
+
+
+def _cores(trace: Trace) -> list[int]:
+    """The cores a trace's scheduling events were recorded on (one entry on single-core traces)."""
+    ev = trace.events
+    if trace.meta.cores <= 1 or not len(ev):
+        return [0]
+    return sorted(np.unique(ev["core"]).tolist())
+
+
+def _busy(trace: Trace, ev: np.ndarray, w0: int, w1: int) -> dict[str, int] | None:
+    """Busy ns per context label over ``[w0, w1]`` from one core's events; None without any
+    scheduling event (a marker-only trace: nothing to attribute)."""
+    sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
+    k = np.ascontiguousarray(sub["kind"])
+    if not ((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.ISR_ENTER) | (k == EventKind.IDLE)).any():
+        return None
+    labels, owner = _owners(trace, k, sub["ctx_id"])
+    return _charge(labels, owner, sub["ts"].astype(np.int64), w0, w1)
+
+
+def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:
+    scalars: dict[str, tuple[float, str]] = {}
+    for name, b in sorted(busy.items()):
+        scalars[f"{prefix}{name}"] = (100.0 * b / window_ns if window_ns else float("nan"), "pct")
+    idle = busy.get("idle", 0)
+    unknown = busy.get("unknown", 0)
+    if window_ns:
+        scalars[f"{prefix}total"] = (100.0 * (window_ns - idle - unknown) / window_ns, "pct")
+        scalars.setdefault(f"{prefix}unknown", (100.0 * unknown / window_ns, "pct"))
+    return scalars
+
+
+def _series(busy: dict[str, int], w0: int, w1: int, prefix: str) -> list[Series]:
+    return [
+        Series(
+            f"{prefix}{n}",
+            "ns",
+            np.array([w0], np.int64),
+            np.array([w1], np.int64),
+            np.array([busy[n]], dtype=np.float64),
+        )
+        for n in sorted(busy)
+    ]
+
+
+def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
+    """Busy time per task and ISR over ``window`` (default: the whole trace).
+
+    On a multi-core trace every core is charged separately (its own ISR stack and running task):
+    ``cpu.load.core<N>.<context>`` per core, and ``cpu.load.<context>`` over the whole machine
+    (busy time summed over the cores, as a share of ``cores x window``)."""
+    drop_log = DropLog()
+    if is_logic(trace) or len(trace) == 0:
+        return Result(
+            make_table([], "logic" if is_logic(trace) else "trace"),
+            CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
+        )
+    ev = trace.events
+    w0, w1 = window if window is not None else (int(ev["ts"][0]), int(ev["ts"][-1]))
+    cores = _cores(trace)
+    per_core: dict[int, dict[str, int]] = {}
+    for c in cores:
+        b = _busy(trace, ev if len(cores) == 1 else ev[ev["core"] == c], w0, w1)
+        if b is not None:
+            per_core[c] = b
+    if not per_core:
+        return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
+    for g0, g1 in overflow_gaps(trace):
+        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
+    window_ns = max(w1 - w0, 0)
+    busy: dict[str, int] = {}
+    for b in per_core.values():
+        for name, v in b.items():
+            busy[name] = busy.get(name, 0) + v
+    scalars = _load_scalars(busy, window_ns * len(per_core), "cpu.load.")
+    series = _series(busy, w0, w1, "cpu.busy.")
+    if len(cores) > 1:
+        for c, b in per_core.items():
+            scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
+            series += _series(b, w0, w1, f"cpu.busy.core{c}.")
+    table = make_table(series, "trace")
+    summary = CpuLoadSummary(
+        source="trace",
+        scalars=scalars,
+        window_ns=window_ns,
+        busy_ns=dict(busy),
+        excluded=len(drop_log),
+        drop_log=tuple(drop_log.entries),
+    )
+    return Result(table, summary)
+
+
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
+    return cpu_load(trace)

@@ -1,0 +1,54 @@
+"""Chunks cut only between two distinct timestamps.
+
+The in-memory analyzers order events of equal ``ts`` by kind where it matters (a task's ready
+before its block at the same time); a chunk border inside a run of equal timestamps would split
+such a group. :func:`ts_aligned` moves the rows sharing the last ``ts`` of a chunk into the next
+one, so every group of equal timestamps is in one chunk. Memory: one chunk plus the longest run
+of equal timestamps.
+
+>>> from trace_parsers.model import Trace, TraceMeta, empty_events
+>>> ev = empty_events(5); ev["ts"] = [1, 2, 2, 2, 3]
+>>> from trace_parsers.chunked import slice_trace
+>>> [c.events["ts"].tolist() for c in ts_aligned(slice_trace(Trace(ev, TraceMeta("x")), 2))]
+[[1], [2, 2, 2], [3]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from trace_parsers.model import Trace
+
+
+def _with_events(c: Trace, events: np.ndarray, diagnostics: list) -> Trace:
+    return Trace(events, c.meta, tasks=c.tasks, isrs=c.isrs, markers=c.markers, channels=c.channels,
+                 diagnostics=diagnostics, strings=c.strings)
+
+
+def ts_aligned(chunks: Iterable[Trace]) -> Iterator[Trace]:
+    """The same events, re-cut so no two chunks share a timestamp. Each chunk carries the side
+    tables of the latest source chunk read and the diagnostics not given yet; the last chunk
+    (possibly empty) has the source's final tables."""
+    carry: np.ndarray | None = None
+    diags: list = []
+    last: Trace | None = None
+    for c in chunks:
+        ev = c.events if carry is None or not carry.size else np.concatenate((carry, c.events))
+        diags += list(c.diagnostics)
+        cut = _cut(ev)
+        if cut:
+            yield _with_events(c, ev[:cut], diags)
+            diags = []
+        carry, last = ev[cut:], c
+    if last is not None:
+        yield _with_events(last, carry if carry is not None else last.events[:0], diags)
+
+
+def _cut(ev: np.ndarray) -> int:
+    """Index where the run of rows sharing the last ``ts`` starts."""
+    if not ev.size:
+        return 0
+    ts = ev["ts"]
+    return int(np.searchsorted(ts, ts[-1], side="left"))

@@ -1,0 +1,154 @@
+"""``context_switch`` (``analyzers.metrics.context_switch``) of a recording read in chunks.
+
+Per candidate site row (:meth:`.sites.SiteAccumulator.candidates`, the rows a ``ctx.yield`` can
+be) two times are kept, aligned with the site accumulator's rows: the first ``TASK_SWITCH_IN`` at
+or after it (what ``pair_next`` pairs a yield with), and, for a row recorded in task context, the
+first later task-context row whose task differs from the task row before it (TraceX's "next
+context", ``next_context_times``). Carried: the rows still waiting for either (filled in place
+when a later chunk has the answer) and the task of the last task-context row. The preemptions
+come from :class:`.sched.CausedSwitchIn`. What grows: 16 bytes per candidate row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trace_parsers.model import CtxType, EventKind, Trace
+
+from .metrics import (
+    TRACEX_USER_BASE,
+    ContextSwitchSummary,
+    DropLog,
+    Result,
+    Series,
+    SiteEvents,
+    drop_gap_instances,
+    make_table,
+    pair_next,
+    site_by_name,
+    site_interval,
+    summary_fields,
+)
+from .metrics import cs_metrics as M
+from .sched import NONE, CausedSwitchIn
+from .sites import SiteAccumulator
+
+K = EventKind
+
+
+class _Filler:
+    """Arrays of one value per candidate row; rows without an answer yet wait in ``pending``."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, values: np.ndarray, waiting: np.ndarray) -> None:
+        self.parts.append(values)
+        if waiting.size:
+            self.pending.append((values, waiting))
+
+    def resolve(self, value: int) -> None:
+        for arr, idx in self.pending:
+            arr[idx] = value
+        self.pending = []
+
+    def column(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros(0, np.int64)
+
+
+class ContextSwitchStream:
+    def __init__(self, sched: CausedSwitchIn) -> None:
+        self.sched = sched
+        self.next_sw = _Filler()  #: first switch-in ts >= the row's ts
+        self.next_ctx = _Filler()  #: next task-context change ts (task-context rows only)
+        self.prev_task: int | None = None  #: task of the last task-context row
+        self.task_rows = 0
+
+    def feed(self, trace: Trace) -> None:
+        ev = trace.events
+        if not len(ev):
+            return
+        kind, ts = ev["kind"], ev["ts"].astype(np.int64)
+        cand = SiteAccumulator.candidates(ev)
+        # first switch-in at or after each candidate
+        sw_ts = ts[kind == K.TASK_SWITCH_IN]
+        if sw_ts.size:
+            self.next_sw.resolve(int(sw_ts[0]))
+        j = np.searchsorted(sw_ts, ts[cand], side="left")
+        got = j < sw_ts.size
+        self.next_sw.add(np.where(got, sw_ts[np.minimum(j, max(sw_ts.size - 1, 0))] if sw_ts.size else NONE,
+                                  NONE).astype(np.int64), np.flatnonzero(~got))
+        # next change of task context after each task-context candidate
+        task = np.flatnonzero(ev["ctx_type"] == CtxType.TASK)
+        self.task_rows += task.size
+        cid = ev["ctx_id"][task].astype(np.int64)
+        prev = np.concatenate(([self.prev_task if self.prev_task is not None else 0], cid[:-1]))
+        change = task[cid != prev]
+        if self.prev_task is None and task.size:
+            change = change[change != task[0]]  # the recording's first task row changes nothing
+        if change.size:
+            self.next_ctx.resolve(int(ts[change[0]]))
+        if task.size:
+            self.prev_task = int(cid[-1])
+        in_task = ev["ctx_type"][cand] == CtxType.TASK
+        k = np.searchsorted(change, cand, side="right")
+        got = (k < change.size) & in_task
+        val = np.full(cand.size, NONE, np.int64)
+        val[got] = ts[change[k[got]]]
+        self.next_ctx.add(val, np.flatnonzero(in_task & ~got))
+
+    def _next_context(self, occ: SiteAccumulator, sites: Sequence[Any]) -> np.ndarray:
+        """``next_context_times``: sorted unique next-context times of the task-context yields."""
+        s = site_by_name(sites, "ctx.yield")
+        if s is None or not self.task_rows:
+            return np.zeros(0, np.int64)
+        _, key, kind, _ = occ._cols()
+        is_y = ((kind == K.MARK) & (key == s.id)) | ((kind == K.USER) & (key == TRACEX_USER_BASE + s.id))
+        nc = self.next_ctx.column()
+        return np.unique(nc[is_y & (nc != NONE)])
+
+    def finish(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator, se: SiteEvents,
+               n_tasks: int | None) -> Result:
+        """``context_switch_times``' result, step for step."""
+        drop_log = DropLog()
+        series: list[Series] = []
+        s, _ = site_interval(M.YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
+        series.append(s)
+        yld = se.times("ctx.yield")
+        if self.sched.switch_ins:
+            go = bool(yld.size)
+            if go:
+                e = self.next_sw.column()[occ.selection(last, sites)["ctx.yield"]]
+                nxt = np.append(yld[1:], np.iinfo(np.int64).max)
+                ia = np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
+                unmatched, start, end = int(yld.size - ia.size), yld[ia], e[ia]
+        else:
+            b = self._next_context(occ, sites)
+            go = bool(b.size and yld.size)
+            if go:
+                ia, jb, unmatched = pair_next(yld, b)
+                start, end = yld[ia], b[jb]
+        if go:
+            drop_log.add(M.YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
+            keep = drop_gap_instances(M.YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
+            dur = (end[keep] - start[keep]).astype(np.float64)
+            series.append(Series(M.YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep], dur, "ctx.yield",
+                                 ia[keep]))
+        if self.sched.to_sched and self.sched.switch_ins:
+            series.append(self._preemptions(se.gaps, drop_log))
+        series = [s for s in series if len(s)]
+        summary = ContextSwitchSummary(source="trace", n_tasks=n_tasks, **summary_fields(series, drop_log))
+        return Result(make_table(series, "trace"), summary)
+
+    def _preemptions(self, gaps: Any, drop_log: DropLog) -> Series:
+        _, t, hit = self.sched.table()
+        ok = hit != NONE
+        drop_log.add(M.PREEMPT, "no_end_event", count=int(np.count_nonzero(~ok)))
+        start, end = t[ok], hit[ok]
+        keep = drop_gap_instances(M.PREEMPT, start, end, gaps, drop_log)
+        start, end = start[keep], end[keep]
+        return Series(M.PREEMPT, "ns", start, end, (end - start).astype(np.float64))

@@ -1,0 +1,275 @@
+"""Kernel metrics (``analyzers.metrics.kernel``) of a recording read in chunks.
+
+Feed :func:`~analyzers.stream.align.ts_aligned` chunks (no timestamp shared by two chunks). Carried
+across chunk borders: each core's running context and ISR stack (:mod:`.cpu`), each task's open
+instance (start, running time at its start, first switch-in, switch-ins so far) and the first
+switch-in since its last end, each core's ISR nesting walk and its ISR entries still waiting for
+their exit, ISR entries waiting for the first ready from interrupt context, readies waiting for
+their task's switch-in, switch-outs waiting for the next switch-in. What grows is one row per
+instance, in int64 columns (tasks: 7 x 8 bytes; ISR entries: 8 x 8 bytes; switch times: 4 x 8
+bytes), from which :meth:`KernelStream.finish` builds the whole-trace result, OVERFLOW gaps and
+metric order included. The per-task load windows need the recording's end before they can be
+placed: :meth:`KernelStream.load_pass` runs a second pass over the chunks for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from trace_parsers.model import EventKind, Trace
+
+from .cpu import ChunkTimeline, _Core
+from .isr import IsrStream
+from .metrics import (
+    _RELEVANT,
+    DEFAULT_WINDOWS,
+    KernelSummary,
+    Result,
+    Series,
+    _without_gaps,
+    is_idle_name,
+    is_logic,
+    make_table,
+    summary_fields,
+    tracex_scalars,
+)
+from .tasks import TaskState
+
+K = EventKind
+
+
+class ChunkedUnsupported(Exception):
+    """The chunked path cannot give the whole-trace result exactly for this recording."""
+
+
+class KernelStream:
+    """``kernel_metrics(trace)`` over ts-aligned chunks: :meth:`feed` each, then :meth:`finish`."""
+
+    def __init__(self) -> None:
+        self.cores: dict[int, _Core] = {}
+        self.tasks: dict[int, TaskState] = {}
+        self.isr = IsrStream()
+        self.sw_count: dict[int, list[int]] = {}  #: core -> [switches, last context or None]
+        self.sw_out: dict[int, np.ndarray] = {}  #: core -> switch-out ts waiting for the next switch-in
+        self.sw_time: list[np.ndarray] = []  #: (start, end, core, out row) per chunk, 4 rows
+        self.switched_in: set[int] = set()
+        self.t0: int | None = None
+        self.t1: int | None = None
+        self.rows = 0
+        self.multi = False
+
+    # -- per chunk --------------------------------------------------------------------------------
+    def feed(self, trace: Trace) -> None:
+        ev = trace.events
+        if not len(ev) or is_logic(trace):
+            return
+        ts = ev["ts"].astype(np.int64)
+        if self.t0 is None:
+            self.t0 = int(ts[0])
+        self.t1 = int(ts[-1])
+        self.multi = trace.meta.cores > 1
+        tls = self._timelines(ev)
+        kind = ev["kind"]
+        sw = kind == K.TASK_SWITCH_IN
+        self.switched_in.update(np.unique(ev["ctx_id"][sw]).tolist())
+        self._tasks(ev, kind, ts, tls)
+        self.isr.feed(ev, kind, ts, self.rows)
+        self._switches(ev, kind, ts)
+        self.rows += len(ev)
+
+    def _timelines(self, ev: np.ndarray) -> dict[int, ChunkTimeline]:
+        cores = np.unique(ev["core"]).tolist() if self.multi else [0]
+        sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
+        out = {}
+        for c in sorted(set(cores) | set(self.cores)):
+            part = sub if not self.multi else sub.take(np.flatnonzero(sub["core"] == c))
+            if c not in self.cores:
+                if not part.size:
+                    continue
+                self.cores[c] = _Core(self.t0 or 0)
+            out[c] = self.cores[c].feed(np.ascontiguousarray(part["kind"]), part["ctx_id"], part["ts"])
+        return out
+
+    def _tasks(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, tls: dict[int, ChunkTimeline]) -> None:
+        sw_rows = np.flatnonzero(kind == K.TASK_SWITCH_IN)
+        ready_rows = np.flatnonzero(kind == K.TASK_READY)
+        done_rows = np.flatnonzero((kind == K.TASK_BLOCK) | (kind == K.TASK_TERMINATE))
+        sw_id, ready_id = ev["ctx_id"][sw_rows], ev["target_id"][ready_rows]
+        done_id = ev["target_id"][done_rows]
+        ids = set(np.unique(np.concatenate((sw_id, ready_id, done_id))).tolist())
+        core = ev["core"]
+        for cid in sorted(ids):
+            label = f"task.task#{cid}"
+
+            def running(t: np.ndarray, label: str = label) -> np.ndarray:
+                t = np.asarray(t, dtype=np.int64)
+                return sum((tl.running(label, t) for tl in tls.values()), np.zeros(t.size, np.int64))
+
+            mine = sw_rows[sw_id == cid]
+            st = self.tasks.setdefault(cid, TaskState())
+            st.feed(ts[ready_rows[ready_id == cid]], ts[done_rows[done_id == cid]], ts[mine],
+                    core[mine].astype(np.int64), running)
+
+    def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray) -> None:
+        """Switch counts (per core of the timelines) and switch-out to next switch-in times."""
+        nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
+        cores = ev["core"]
+        for c in (np.unique(cores).tolist() if self.multi else [0]):
+            on = nxt_mask if not self.multi else nxt_mask & (cores == c)
+            rows = np.flatnonzero(on)
+            who = np.where(kind[rows] == K.IDLE, -2, ev["ctx_id"][rows].astype(np.int64))
+            state = self.sw_count.setdefault(c, [0, None])
+            if who.size:
+                prev = state[1]
+                n = int(np.count_nonzero(who[1:] != who[:-1]))
+                n += int(prev is None or prev != int(who[0]))
+                state[0] += n
+                state[1] = int(who[-1])
+        out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
+        for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):
+            on = cores == c
+            nxt = np.flatnonzero(on & nxt_mask)
+            o = out_rows[cores[out_rows] == c]
+            prev = self.sw_out.get(c, np.zeros((2, 0), np.int64))  # (ts, global row) waiting
+            if prev.shape[1] and nxt.size:
+                t = ts[nxt[0]]
+                self.sw_time.append(np.stack([prev[0], np.full(prev.shape[1], t), np.full(prev.shape[1], c),
+                                              prev[1]]))
+                prev = prev[:, :0]
+            j = np.searchsorted(nxt, o, side="right")
+            ok = j < nxt.size
+            if ok.any():
+                self.sw_time.append(np.stack([ts[o[ok]], ts[nxt[j[ok]]], np.full(int(ok.sum()), c),
+                                              o[ok] + self.rows]))
+            wait = np.stack([ts[o[~ok]], o[~ok] + self.rows]).astype(np.int64)
+            self.sw_out[c] = np.concatenate((prev, wait), axis=1)
+
+    # -- at the end -------------------------------------------------------------------------------
+    def finish(self, last: Trace, gaps: list[tuple[int, int]], load: list[Series] | None = None) -> Result:
+        """The whole trace's ``kernel_metrics`` (``last`` = the last chunk: final tables and
+        meta; ``load`` = :meth:`load_pass`'s series). Raises :class:`ChunkedUnsupported` when two
+        tasks that ran share a name (the in-memory metrics pool their running time by name)."""
+        source = "logic" if is_logic(last) else "trace"
+        if source == "logic" or self.t0 is None or not self.switched_in:
+            return Result(make_table([], source), KernelSummary(source=source))
+        from .metrics import DropLog
+
+        names = {t.ctx_id: t.name for t in last.tasks}
+        idle = {c for c, n in names.items() if is_idle_name(n)}
+        run = sorted(self.switched_in - idle)
+        label = {c: f"task.{names.get(c, f'task#{c}')}" for c in self.switched_in - idle}
+        if len(set(label.values())) < len(label):
+            raise ChunkedUnsupported("tasks share a name: their running time is pooled by name")
+        drop_log = DropLog()
+        series: list[Series] = []
+        for cid in run:
+            st = self.tasks.get(cid)
+            if st is not None:
+                series += [_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)]
+        series += load or []
+        isr_series, scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0)
+        series += isr_series + self._switch_time(gaps, drop_log)
+        scalars.update(self._switch_counts(last))
+        scalars.update(tracex_scalars(last))
+        series = [s for s in series if len(s)]
+        fields = summary_fields(series, drop_log)
+        summary = KernelSummary(source=source, scalars=scalars, cores=max(last.meta.cores, 1), **fields)
+        return Result(make_table(series, source), summary)
+
+    def _switch_counts(self, last: Trace) -> dict[str, tuple[float, str]]:
+        out: dict[str, tuple[float, str]] = {}
+        total = 0
+        for c in sorted(self.cores):  # the cores with scheduling events (the timelines')
+            n = self.sw_count.get(c, [0, None])[0]
+            total += n
+            if last.meta.cores > 1:
+                out[f"ctx_switch.count.core{c}"] = (float(n), "count")
+        out["ctx_switch.count"] = (float(total), "count")
+        return out
+
+    def _switch_time(self, gaps: Any, drop_log: Any) -> list[Series]:
+        from .metrics import drop_gap_instances
+
+        if not self.sw_time:
+            return []
+        s, e, c, row = np.concatenate(self.sw_time, axis=1)
+        order = np.lexsort((row, c, s))
+        s, e, c = s[order], e[order], c[order]
+        keep = drop_gap_instances("ctx_switch.switch_time", s, e, gaps, drop_log)
+        return [Series("ctx_switch.switch_time", "ns", s[keep], e[keep], (e - s)[keep].astype(float),
+                       core=c[keep])]
+
+    # -- per-task load windows (second pass) ------------------------------------------------------
+    def load_edges(self, window_ns: int | None) -> np.ndarray:
+        t0, t1 = self.t0 or 0, self.t1 or 0
+        w = int(window_ns) if window_ns else max((t1 - t0) // DEFAULT_WINDOWS, 1)
+        return np.arange(t0, t1 + 1, w, dtype=np.int64)
+
+    def load_pass(self, chunks: Iterable[Trace], last: Trace, window_ns: int | None) -> list[Series]:
+        """``task.<name>.load`` series: a second pass over the same chunks, now that the windows'
+        edges are known (running time of each task at each edge, per core)."""
+        if self.t0 is None or not self.switched_in:
+            return []
+        edges = self.load_edges(window_ns)
+        if edges.size < 2:
+            return []
+        w = int(edges[1] - edges[0])
+        again = KernelStream()
+        at: dict[int, dict[str, np.ndarray]] = {}  # core -> label -> running time at each edge
+        done = 0
+        for ch in chunks:
+            ev = ch.events
+            if not len(ev):
+                continue
+            if again.t0 is None:
+                again.t0 = int(ev["ts"][0])
+            again.multi = ch.meta.cores > 1
+            tls = again._timelines(ev)
+            hi = int(np.searchsorted(edges, int(ev["ts"][-1]), side="right"))
+            # edges up to the chunk's last time are answered by it (later chunks only add later time)
+            for c, tl in tls.items():
+                for label in _task_labels(tl):
+                    col = at.setdefault(c, {}).setdefault(label, np.zeros(edges.size, np.int64))
+                    col[done:hi] = tl.running(label, edges[done:hi])
+            done = hi
+        for c, core in again.cores.items():  # edges after the last event: every state runs on
+            tl = core.feed(np.zeros(0, np.uint8), np.zeros(0, np.int32), np.zeros(0, np.int64))
+            for label in set(_task_labels(tl)) | set(at.get(c, {})):
+                col = at.setdefault(c, {}).setdefault(label, np.zeros(edges.size, np.int64))
+                col[done:] = tl.running(label, edges[done:])
+        return _load_series(at, edges, w, last)
+
+
+def _task_labels(tl: ChunkTimeline) -> list[str]:
+    labels = set(tl.before)
+    if tl.timeline is not None:
+        labels |= set(tl.timeline.labels)
+    return sorted(lb for lb in labels if lb.startswith("task.task#"))
+
+
+def _load_series(at: dict[int, dict[str, np.ndarray]], edges: np.ndarray, w: int,
+                 last: Trace) -> list[Series]:
+    """``_load_series`` from running times at the edges, per core and id-only label."""
+    names = {t.ctx_id: t.name for t in last.tasks}
+    out = []
+    for c in sorted(at):
+        per: dict[str, np.ndarray] = {}
+        for label, col in at[c].items():
+            cid = int(label[len("task.task#"):])
+            if cid in names and is_idle_name(names[cid]):
+                continue
+            name = f"task.{names.get(cid, f'task#{cid}')}"
+            per[name] = per.get(name, 0) + col
+        for name in sorted(per):
+            busy = np.diff(per[name]).astype(np.float64)
+            if not busy.any():
+                continue
+            core = np.full(busy.size, c if last.meta.cores > 1 else -1, np.int64)
+            out.append(Series(f"{name}.load", "pct", edges[:-1], edges[1:], 100.0 * busy / w, core=core))
+    return out
+
+
+__all__ = ["KernelStream", "ChunkedUnsupported"]

@@ -1,0 +1,68 @@
+"""The one place this package imports the in-memory metric modules it wraps (if they move again,
+only this file needs new import lines)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzers import user_config as user_metrics
+from analyzers.metrics import context_switch as cs_metrics
+from analyzers.metrics import isr_latency as isr_metrics
+from analyzers.metrics import workload as workload_metrics
+from analyzers.metrics.base import Result, Series, make_table, pair_next, site_interval, summary_fields
+from analyzers.metrics.context_switch import ContextSwitchSummary
+from analyzers.metrics.cpu_load import (
+    _RELEVANT,
+    CpuLoadSummary,
+    _charge,
+    _load_scalars,
+    _owners,
+    cpu_load,
+    is_idle_name,
+)
+from analyzers.metrics.cpu_load import _series as busy_series
+from analyzers.metrics.isr_latency import _first_exit_at_depth
+from analyzers.metrics.kernel import (
+    DEFAULT_WINDOWS,
+    CoreTimeline,
+    KernelSummary,
+    _isr_exit_rows,
+    _without_gaps,
+    kernel_metrics,
+    tracex_scalars,
+)
+from analyzers.metrics.sched import _BOOKKEEPING
+from analyzers.metrics.stats import DropLog, drop_gap_instances, overflow_gaps
+from analyzers.sites import (
+    TRACEX_USER_BASE,
+    SiteEvents,
+    _norm,
+    channel_index,
+    is_logic,
+    reuse_site_events,
+    site_by_name,
+    site_events,
+    tick_ns,
+)
+
+
+def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
+    """Inside ``reuse_site_events()``: have ``site_events(trace, sites)`` answer ``se`` (the
+    occurrences found in chunks) instead of searching ``trace``'s events."""
+    from analyzers import sites as _sites
+
+    memo = _sites._REUSE.get()
+    if memo is None:
+        raise RuntimeError("seed_site_events needs an enclosing reuse_site_events()")
+    memo[(id(trace), tuple(sites))] = (trace, se)
+
+__all__ = [
+    "user_metrics", "cs_metrics", "isr_metrics", "workload_metrics", "channel_index",
+    "pair_next", "site_interval", "ContextSwitchSummary", "site_by_name",
+    "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
+    "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "_first_exit_at_depth",
+    "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_isr_exit_rows", "_without_gaps", "kernel_metrics",
+    "tracex_scalars", "_BOOKKEEPING", "DropLog", "drop_gap_instances", "overflow_gaps", "TRACEX_USER_BASE",
+    "SiteEvents",
+    "_norm", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
+]

@@ -1,0 +1,60 @@
+"""Which switch-in each ``ISR_TO_SCHED`` caused (``analyzers.metrics.sched.caused_switch_in``),
+over chunks.
+
+On one core the answer for an ``ISR_TO_SCHED`` row is decided by the core's next row that is
+either decisive (a switch-in, idle, OVERFLOW, an event of the running task) or another
+``ISR_TO_SCHED``: a switch-in there is the caused one, anything else means none. Carried per
+core: the one ``ISR_TO_SCHED`` still waiting for that next row. What grows: per ``ISR_TO_SCHED``
+row its global row number, its time and the caused switch-in's time (3 int64, 24 bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trace_parsers.model import CtxType, EventKind
+
+from .metrics import _BOOKKEEPING
+
+K = EventKind
+NONE = -(2**62)  #: no caused switch-in
+
+
+class CausedSwitchIn:
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[int, int]] = {}  #: core -> (global row, ts) waiting
+        self.parts: list[np.ndarray] = []  #: rows: global row, ts, switch-in ts or NONE
+        self.switch_ins = 0
+        self.to_sched = 0
+
+    def feed(self, ev: np.ndarray, row0: int) -> None:
+        kind, core, ts = ev["kind"], ev["core"], ev["ts"].astype(np.int64)
+        sched = kind == K.ISR_TO_SCHED
+        sw = kind == K.TASK_SWITCH_IN
+        self.switch_ins += int(np.count_nonzero(sw))
+        self.to_sched += int(np.count_nonzero(sched))
+        task_ctx = (ev["ctx_type"] == CtxType.TASK) & ~np.isin(kind, _BOOKKEEPING)
+        interesting = sw | (kind == K.IDLE) | (kind == K.OVERFLOW) | task_ctx | sched
+        for c in np.union1d(np.unique(core[interesting]), list(self.pending)).tolist():
+            rows = np.flatnonzero(interesting & (core == c))
+            p = self.pending.pop(c, None)
+            g = rows + row0
+            t = ts[rows]
+            is_s, is_sw = sched[rows], sw[rows]
+            if p is not None:
+                g, t = np.concatenate(([p[0]], g)), np.concatenate(([p[1]], t))
+                is_s, is_sw = np.concatenate(([True], is_s)), np.concatenate(([False], is_sw))
+            at = np.flatnonzero(is_s)
+            if at.size and at[-1] == g.size - 1:  # the last one waits for the next chunk
+                self.pending[c] = (int(g[at[-1]]), int(t[at[-1]]))
+                at = at[:-1]
+            nxt = at + 1
+            hit = np.where(is_sw[nxt], t[nxt], NONE)
+            self.parts.append(np.stack([g[at], t[at], hit]).astype(np.int64))
+
+    def table(self) -> np.ndarray:
+        """Rows: global row, ts, caused switch-in ts (NONE: none), in row order."""
+        left = [np.array([[r], [t], [NONE]], np.int64) for r, t in self.pending.values()]
+        parts = self.parts + left
+        out = np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), np.int64)
+        return out[:, np.argsort(out[0], kind="stable")]

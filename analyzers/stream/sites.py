@@ -1,0 +1,133 @@
+"""Site occurrences and OVERFLOW gaps of a recording read in chunks.
+
+What grows with the recording is only what the result holds: per site occurrence 21 bytes while
+reading (``ts`` int64, ``value`` int64, the marker/source id uint32, the kind uint8; edges of a
+logic capture 13 bytes: ``ts``, channel uint32, direction uint8), 16 bytes in the final
+:class:`~analyzers.sites.SiteEvents`; per gap two Python ints. The site table is applied at the
+end, with the final marker and channel tables (a chunk reader may name a marker late).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trace_parsers.model import VALUE_NULL, EventKind, Trace
+
+from .metrics import TRACEX_USER_BASE, SiteEvents, _norm, is_logic, tick_ns
+
+
+class GapTracker:
+    """``overflow_gaps`` across chunks: the gap before an OVERFLOW row starts at the row before
+    it, which may be the previous chunk's last row."""
+
+    def __init__(self) -> None:
+        self.gaps: list[tuple[int, int]] = []
+        self.prev_ts: int | None = None  #: ts of the last row seen
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
+
+    def feed(self, trace: Trace) -> None:
+        ev = trace.events
+        if not len(ev):
+            return
+        ts = ev["ts"]
+        if self.first_ts is None:
+            self.first_ts = int(ts[0])
+        for i in np.flatnonzero(ev["kind"] == EventKind.OVERFLOW).tolist():
+            if i > 0:
+                start = int(ts[i - 1])
+            else:
+                start = self.prev_ts if self.prev_ts is not None else int(ts[0])
+            self.gaps.append((start, int(ts[i])))
+        self.prev_ts = self.last_ts = int(ts[-1])
+
+
+class SiteAccumulator:
+    """Candidate site rows of each chunk, turned into :class:`SiteEvents` by :meth:`finish`."""
+
+    def __init__(self, gaps: GapTracker | None = None) -> None:
+        self.gaps = gaps
+        self.ts: list[np.ndarray] = []
+        self.key: list[np.ndarray] = []  #: marker (MARK), src_id (USER) or channel (EDGE*)
+        self.kind: list[np.ndarray] = []
+        self.value: list[np.ndarray] = []
+
+    def feed(self, trace: Trace) -> None:
+        ev = trace.events
+        kind = ev["kind"]
+        if is_logic(trace):
+            rows = np.flatnonzero((kind == EventKind.EDGE_RISE) | (kind == EventKind.EDGE_FALL))
+            sub = ev.take(rows)
+            self.key.append(sub["marker"].astype(np.uint32))
+        else:
+            rows = self.candidates(ev)
+            sub = ev.take(rows)
+            mark = sub["kind"] == EventKind.MARK
+            self.key.append(np.where(mark, sub["marker"], sub["src_id"]).astype(np.uint32))
+            self.value.append(sub["value"].astype(np.int64))
+        self.ts.append(sub["ts"].astype(np.int64))
+        self.kind.append(sub["kind"].astype(np.uint8))
+
+    @staticmethod
+    def candidates(ev: np.ndarray) -> np.ndarray:
+        """Rows of a trace chunk that may be site occurrences (MARK, TraceX user events)."""
+        kind = ev["kind"]
+        user = (kind == EventKind.USER) & (ev["src_id"] >= TRACEX_USER_BASE)
+        return np.flatnonzero((kind == EventKind.MARK) | user)
+
+    def selection(self, last: Trace, sites: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Per site of a trace, the mask over the candidate rows read so far that are its
+        occurrences (``site_events``' rule, with the final marker table)."""
+        ts, key, kind, _ = self._cols()
+        mark, user = kind == EventKind.MARK, kind == EventKind.USER
+        by_name = {_norm(m.name): m.id for m in last.markers}
+        out = {}
+        for s in sites:
+            sid = by_name.get(_norm(s.name), s.id)
+            out[s.name] = (mark & (key == sid)) | (user & (key == TRACEX_USER_BASE + s.id))
+        return out
+
+    def _cols(self) -> tuple[np.ndarray, ...]:
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        return (cat(self.ts, np.int64), cat(self.key, np.uint32), cat(self.kind, np.uint8),
+                cat(self.value, np.int64))
+
+    def finish(self, last: Trace, sites: Sequence[Any]) -> SiteEvents:
+        """The occurrences, as ``site_events`` finds them on the whole trace (``last`` = the last
+        chunk: final side tables and meta)."""
+        ts, key, kind, value = self._cols()
+        if is_logic(last):
+            return self._logic(last, sites, ts, key, kind)
+        gaps = list(self.gaps.gaps) if self.gaps is not None else []
+        out = SiteEvents("trace", gaps=gaps, tick_ns=tick_ns(last))
+        if not sites or self.gaps is None or self.gaps.first_ts is None or ts.size == 0:
+            return out
+        chosen = self.selection(last, sites)
+        for s in sites:
+            sel = chosen[s.name]
+            if not np.any(sel):
+                continue
+            out.ts[s.name] = ts[sel]
+            v = value[sel]
+            out.level[s.name] = np.where(v == VALUE_NULL, -1, v).astype(np.int64)
+        return out
+
+    @staticmethod
+    def _logic(last: Trace, sites: Sequence[Any], ts: np.ndarray, key: np.ndarray,
+               kind: np.ndarray) -> SiteEvents:
+        out = SiteEvents("logic", tick_ns=tick_ns(last))
+        chans = {_norm(c.name): c.index for c in last.channels}
+        for s in sites:
+            names = (_norm(s.channel_name), _norm(s.name), _norm(s.pin))
+            idx = next((chans[n] for n in names if n in chans), None)
+            if idx is None:
+                continue
+            sel = key == idx
+            out.ts[s.name] = ts[sel]
+            out.level[s.name] = (kind[sel] == EventKind.EDGE_RISE).astype(np.int64)
+        return out

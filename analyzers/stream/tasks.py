@@ -1,0 +1,134 @@
+"""One task's instances over ts-aligned chunks (``analyzers.metrics.kernel._instances`` and
+``_task_series``, with the open instance and the first switch-in since the last end carried)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .metrics import Series
+
+_NONE = -(2**62)
+#: per-instance columns: start, end, from_ready, first switch-in, its core, switch-ins, running time
+_COLS = 7
+
+
+class TaskState:
+    """Carried state of one task, and its instances so far (int64 columns, 56 bytes each)."""
+
+    def __init__(self) -> None:
+        self.open: list[int] | None = None  #: [start, from_ready, run_at_start, first, core, n_sw]
+        self.last_end = _NONE
+        self.after: list[int] | None = None  #: first switch-in since last_end: [ts, core, run_at, n_sw]
+        self.parts: list[np.ndarray] = []
+
+    def feed(self, ready: np.ndarray, done: np.ndarray, sw: np.ndarray, sw_core: np.ndarray,
+             running: Callable[[np.ndarray], np.ndarray]) -> None:
+        """One chunk's ready, done and switch-in times of this task (sorted); ``running(t)`` = the
+        task's running time since the recording's start at times ``t`` inside the chunk."""
+
+        def run_at(t: int) -> int:
+            return int(running(np.array([t], np.int64))[0])
+
+        t = np.concatenate((ready, done))
+        what = np.concatenate((np.zeros(ready.size, np.int8), np.ones(done.size, np.int8)))
+        order = np.lexsort((what, t))
+        rows: list[list[int]] = []  # the 7 columns; running time at the start, or None: ask at `ask`
+        ask: list[int] = []
+        carried = self.open is not None
+        changed = False
+        for tt, w in zip(t[order].tolist(), what[order].tolist()):
+            if w == 0:
+                if self.open is None:
+                    self.open = [tt, 1, None, _NONE, -1, 0]  # type: ignore[list-item]
+                    carried = False
+                continue
+            n_le = int(np.searchsorted(sw, tt, side="right"))  # switch-ins of the chunk up to tt
+            if self.open is not None:
+                start, by_ready, r0, first, core, n = self.open
+                if carried:
+                    n += n_le
+                    if first == _NONE and sw.size:
+                        first, core = int(sw[0]), int(sw_core[0])
+                else:
+                    k0 = int(np.searchsorted(sw, start, side="left"))
+                    n = n_le - k0
+                    if k0 < sw.size:
+                        first, core = int(sw[k0]), int(sw_core[k0])
+                rows.append([start, tt, by_ready, first, core, n, r0])
+                ask.append(start)
+            elif self.after is not None:  # the first switch-in since the last end is in an earlier chunk
+                a_ts, a_core, a_run, a_n = self.after
+                rows.append([a_ts, tt, 0, a_ts, a_core, a_n + n_le, a_run])
+                ask.append(a_ts)
+            else:
+                lo = int(np.searchsorted(sw, self.last_end, side="right"))
+                if lo < sw.size and sw[lo] <= tt:
+                    s0 = int(sw[lo])
+                    rows.append([s0, tt, 0, s0, int(sw_core[lo]), n_le - lo, None])  # type: ignore[list-item]
+                    ask.append(s0)
+            self.open, self.after, self.last_end, changed = None, None, tt, True
+        if self.open is not None and self.open[2] is None:
+            self.open[2] = run_at(self.open[0])  # carried: its start's running time, asked now
+        self._carry(sw, sw_core, run_at, carried, changed)
+        if rows:
+            cols = np.array([r[:6] for r in rows], np.int64)
+            # running time over each instance: at its end minus at its start (asked in one call)
+            at_end = running(cols[:, 1])
+            at_start = np.array([r[6] if r[6] is not None else -1 for r in rows], np.int64)
+            unknown = np.array([r[6] is None for r in rows])
+            if unknown.any():
+                at_start[unknown] = running(np.array(ask, np.int64)[unknown])
+            self.parts.append(np.column_stack((cols, at_end - at_start)))
+
+    def _carry(self, sw: np.ndarray, sw_core: np.ndarray, run_at: Callable[[int], int], carried: bool,
+               changed: bool) -> None:
+        if self.open is not None:
+            o = self.open
+            k0 = 0 if carried else int(np.searchsorted(sw, o[0], side="left"))
+            o[5] += sw.size - k0
+            if o[3] == _NONE and k0 < sw.size:
+                o[3], o[4] = int(sw[k0]), int(sw_core[k0])
+        if self.after is not None and not changed:
+            self.after[3] += sw.size
+        else:
+            lo = int(np.searchsorted(sw, self.last_end, side="right"))
+            self.after = None if lo >= sw.size else [int(sw[lo]), int(sw_core[lo]), run_at(int(sw[lo])),
+                                                      sw.size - lo]
+
+    def columns(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros((0, _COLS), np.int64)
+
+    def series(self, label: str, drop_log: Any) -> list[Series]:
+        """``_task_series``' series (before the OVERFLOW gaps are applied)."""
+        start, end, from_ready, first, core, n, run = self.columns().T
+        m = label
+        ran = n > 0
+        drop_log.add(f"{m}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))
+        start, end, r, first, core, n, run = (x[ran] for x in (start, end, from_ready, first, core, n, run))
+        r = r.astype(bool)
+        if not start.size:
+            return []
+        execution = run.astype(np.float64)
+        resp = end - start
+        out = [
+            Series(f"{m}.exec_time", "ns", start, end, execution, core=core),
+            Series(f"{m}.response_time", "ns", start, end, resp.astype(np.float64), core=core),
+            Series(f"{m}.wait_time", "ns", start, end, (resp - execution).astype(np.float64), core=core),
+            Series(f"{m}.preemptions", "count", start, end, (n - 1).astype(np.float64), core=core),
+            Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
+                   core=core[r]),
+        ]
+        if start.size > 1:
+            both = r[1:] & r[:-1]
+            s0, s1 = start[:-1][both], start[1:][both]
+            out += [
+                Series(f"{m}.period.ready", "ns", s0, s1, (s1 - s0).astype(float), core=core[1:][both]),
+                Series(f"{m}.period.start", "ns", first[:-1], first[1:], np.diff(first).astype(float),
+                       core=core[1:]),
+                Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
+                       core=core[1:]),
+            ]
+        return out

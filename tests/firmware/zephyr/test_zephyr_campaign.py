@@ -1,0 +1,61 @@
+"""The Zephyr runs of captures/campaign.toml: the comparison set (every app with SystemView, CTF, MPU,
+untraced and MPU-untraced variants), each recorded under captures/ by the campaign (run.json of the image
+the run asks for), and ``capture.py campaign --only zephyr`` selects exactly them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "firmware" / "tools"))
+import capture as cap_mod  # noqa: E402
+
+RUNS = cap_mod.load_campaign()
+ZEPHYR = [(s, rid) for s, rid in RUNS if s.rtos == "zephyr"]
+EXPECTED = {
+    "ctx_switch-n2", "ctx_switch-n5", "ctx_switch-n10", "ctx_switch-n2-ctf", "ctx_switch-n2-mpu",
+    "ctx_switch-n2-untraced", "ctx_switch-n2-mpu-untraced", "periodic", "periodic-load", "isr_latency",
+    "isr_latency-ctf", "isr_latency-mpu", "isr_latency-untraced", "isr_latency-mpu-untraced", "fft_workload",
+    "calib",
+}
+
+
+def test_campaign_has_the_zephyr_comparison_set():
+    assert {s.app_dir for s, _ in ZEPHYR} == EXPECTED
+    assert len(ZEPHYR) == len(EXPECTED), "a Zephyr run is repeated (board rerun?)"
+    for s, rid in ZEPHYR:
+        assert (rid, s.shift) == ("ref", 0), s.app_dir
+        trace = s.options.get("CT_ZEPHYR_TRACE", "sysview")
+        assert ("-ctf" in s.app_dir or s.app_dir.endswith("ctf")) == (trace == "ctf"), s.app_dir
+        assert ("mpu" in s.app_dir) == (s.options.get("CT_ZEPHYR_MPU") == "1"), s.app_dir
+        assert ("untraced" in s.app_dir) == (s.options.get("CT_TRACE") == "0"), s.app_dir
+
+
+def test_only_selects_a_whole_rtos_or_one_folder():
+    assert cap_mod.select_runs(RUNS, ["zephyr"]) == ZEPHYR
+    one = cap_mod.select_runs(RUNS, ["zephyr/isr_latency-ctf"])
+    assert [s.app_dir for s, _ in one] == ["isr_latency-ctf"]
+    assert cap_mod.select_runs(RUNS, ["zephyr/isr_latency-ctf/board"]) == []
+    assert cap_mod.select_runs(RUNS, ["zeph"]) == []
+    assert {s.rtos for s, _ in cap_mod.select_runs(RUNS, ["threadx", "zephyr"])} == {"threadx", "zephyr"}
+
+
+@pytest.mark.parametrize("spec,rid", ZEPHYR, ids=[s.app_dir for s, _ in ZEPHYR])
+def test_zephyr_run_is_recorded(spec, rid):
+    d = ROOT / "captures" / cap_mod.BOARD / "zephyr" / spec.app_dir / rid
+    meta = json.loads((d / "run.json").read_text())
+    assert meta["status"] == "ok" and meta["rtos"] == "zephyr"
+    assert meta["firmware"]["git_rev"].startswith("src-"), meta["firmware"]["git_rev"]
+    for k, v in spec.options.items():
+        assert str(meta["options"][k]) == v, k
+    traced = spec.options.get("CT_TRACE", "1") != "0"
+    assert (meta["trace"] is not None) == traced
+    if traced:
+        fmt = "ctf" if spec.options.get("CT_ZEPHYR_TRACE") == "ctf" else "systemview"
+        assert meta["trace"]["format"] == fmt and meta["trace"]["dropped"] == 0
+        if fmt == "ctf":
+            assert (d / "metadata").is_file()
