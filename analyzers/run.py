@@ -47,25 +47,35 @@ class SourceResult:
 
 
 def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> SourceResult:
-    import pyarrow as pa
-
-    source = "logic" if is_logic(trace) else "trace"
-    tables = []
-    out = SourceResult(source, None)
+    results = {}
     with reuse_site_events():  # every analyzer starts from the same site occurrences
         for modname in ANALYZERS:
             mod = importlib.import_module(modname)
-            table, summary = mod.analyze(trace, sites, options)
-            tables.append(table)
-            out.summaries[modname.rsplit(".", 1)[1]] = summary
-            out.stats.update(summary.stats)
-            out.units.update(summary.units)
-            out.scalars.update(summary.scalars)
-            out.drop_log.extend(summary.drop_log)
-            out.excluded += summary.excluded
-            out.unmatched += summary.unmatched
+            results[modname.rsplit(".", 1)[1]] = mod.analyze(trace, sites, options)
+    return collect_results(trace, results, has_events=len(trace) > 0)
+
+
+def collect_results(trace: Trace, results: dict[str, Any], *, has_events: bool) -> SourceResult:
+    """One :class:`SourceResult` from every analyzer's ``(table, summary)``, in :data:`ANALYZERS`
+    order; ``trace`` (or the last chunk of it) supplies the source kind and the tick rate."""
+    import pyarrow as pa
+
+    source = "logic" if is_logic(trace) else "trace"
+    out = SourceResult(source, None)
+    tables = []
+    for modname in ANALYZERS:
+        name = modname.rsplit(".", 1)[1]
+        table, summary = results[name]
+        tables.append(table)
+        out.summaries[name] = summary
+        out.stats.update(summary.stats)
+        out.units.update(summary.units)
+        out.scalars.update(summary.scalars)
+        out.drop_log.extend(summary.drop_log)
+        out.excluded += summary.excluded
+        out.unmatched += summary.unmatched
     out.table = pa.concat_tables(tables)
-    if source == "trace" and not trace.meta.tick_hz and len(trace):
+    if source == "trace" and not trace.meta.tick_hz and has_events:
         _times_in_ticks(out)
     return out
 

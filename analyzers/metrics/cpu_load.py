@@ -203,13 +203,35 @@ def _series(busy: dict[str, int], w0: int, w1: int, prefix: str) -> list[Series]
     ]
 
 
+def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1: int,
+                  gaps: Sequence[tuple[int, int]]) -> Result:
+    """The result from the busy time per core over ``[w0, w1]``: machine-wide load (busy time summed
+    over the cores, as a share of ``cores x window``) and, when ``multi``, per core."""
+    drop_log = DropLog()
+    for g0, g1 in gaps:
+        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
+    window_ns = max(w1 - w0, 0)
+    busy: dict[str, int] = {}
+    for b in per_core.values():
+        for name, v in b.items():
+            busy[name] = busy.get(name, 0) + v
+    scalars = _load_scalars(busy, window_ns * len(per_core), "cpu.load.")
+    series = _series(busy, w0, w1, "cpu.busy.")
+    if multi:
+        for c, b in per_core.items():
+            scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
+            series += _series(b, w0, w1, f"cpu.busy.core{c}.")
+    summary = CpuLoadSummary(source="trace", scalars=scalars, window_ns=window_ns, busy_ns=dict(busy),
+                             excluded=len(drop_log), drop_log=tuple(drop_log.entries))
+    return Result(make_table(series, "trace"), summary)
+
+
 def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
     """Busy time per task and ISR over ``window`` (default: the whole trace).
 
     On a multi-core trace every core is charged separately (its own ISR stack and running task):
     ``cpu.load.core<N>.<context>`` per core, and ``cpu.load.<context>`` over the whole machine
     (busy time summed over the cores, as a share of ``cores x window``)."""
-    drop_log = DropLog()
     if is_logic(trace) or len(trace) == 0:
         return Result(
             make_table([], "logic" if is_logic(trace) else "trace"),
@@ -225,29 +247,7 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
             per_core[c] = b
     if not per_core:
         return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
-    for g0, g1 in overflow_gaps(trace):
-        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
-    window_ns = max(w1 - w0, 0)
-    busy: dict[str, int] = {}
-    for b in per_core.values():
-        for name, v in b.items():
-            busy[name] = busy.get(name, 0) + v
-    scalars = _load_scalars(busy, window_ns * len(per_core), "cpu.load.")
-    series = _series(busy, w0, w1, "cpu.busy.")
-    if len(cores) > 1:
-        for c, b in per_core.items():
-            scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
-            series += _series(b, w0, w1, f"cpu.busy.core{c}.")
-    table = make_table(series, "trace")
-    summary = CpuLoadSummary(
-        source="trace",
-        scalars=scalars,
-        window_ns=window_ns,
-        busy_ns=dict(busy),
-        excluded=len(drop_log),
-        drop_log=tuple(drop_log.entries),
-    )
-    return Result(table, summary)
+    return assemble_load(per_core, len(cores) > 1, w0, w1, overflow_gaps(trace))
 
 
 def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:

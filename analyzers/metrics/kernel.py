@@ -160,12 +160,21 @@ def _task_series(
     first = sw[k0]
     core = ev["core"][sw_rows[k0]].astype(np.int64)
     execution = sum((tl.running(label, end) - tl.running(label, start) for tl in tls), np.zeros(start.size))
+    out = instance_series(m, start, end, first, core, execution, k1 - k0 - 1, r)
+    return [_without_gaps(x, gaps, drop_log) for x in out]
+
+
+def instance_series(m: str, start: np.ndarray, end: np.ndarray, first: np.ndarray, core: np.ndarray,
+                    execution: np.ndarray, preemptions: np.ndarray, from_ready: np.ndarray) -> list[Series]:
+    """One task's instance series from its instances (ready or first start → done), the first
+    switch-in of each, its core, its running time and its number of preemptions."""
+    r = from_ready
     resp = end - start
     out = [
         Series(f"{m}.exec_time", "ns", start, end, execution.astype(np.float64), core=core),
         Series(f"{m}.response_time", "ns", start, end, resp.astype(np.float64), core=core),
         Series(f"{m}.wait_time", "ns", start, end, (resp - execution).astype(np.float64), core=core),
-        Series(f"{m}.preemptions", "count", start, end, (k1 - k0 - 1).astype(np.float64), core=core),
+        Series(f"{m}.preemptions", "count", start, end, preemptions.astype(np.float64), core=core),
         Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
                core=core[r]),
     ]
@@ -179,7 +188,7 @@ def _task_series(
             Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
                    core=core[1:]),
         ]
-    return [_without_gaps(x, gaps, drop_log) for x in out]
+    return out
 
 
 def _without_gaps(s: Series, gaps: Any, drop_log: DropLog) -> Series:

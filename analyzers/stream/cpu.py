@@ -12,7 +12,6 @@ names, idle tasks included, are the whole trace's. Memory: a few ints per core a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -22,12 +21,10 @@ from .metrics import (
     _RELEVANT,
     CoreTimeline,
     CpuLoadSummary,
-    DropLog,
     Result,
     _charge,
-    _load_scalars,
     _owners,
-    busy_series,
+    assemble_load,
     is_idle_name,
     is_logic,
     make_table,
@@ -190,26 +187,4 @@ class CpuLoadStream:
                 per_core[c] = _named(core.busy, last)
         if not per_core:
             return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
-        return _assemble(per_core, len(cores) > 1, w0, w1, gaps)
-
-
-def _assemble(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1: int,
-              gaps: list[tuple[int, int]]) -> Result:
-    """``cpu_load``'s result from the busy time per core (its own assembly, step for step)."""
-    drop_log = DropLog()
-    for g0, g1 in gaps:
-        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
-    window_ns = max(w1 - w0, 0)
-    busy: dict[str, int] = {}
-    for b in per_core.values():
-        for name, v in b.items():
-            busy[name] = busy.get(name, 0) + v
-    scalars = _load_scalars(busy, window_ns * len(per_core), "cpu.load.")
-    series: list[Any] = busy_series(busy, w0, w1, "cpu.busy.")
-    if multi:
-        for c, b in per_core.items():
-            scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
-            series += busy_series(b, w0, w1, f"cpu.busy.core{c}.")
-    summary = CpuLoadSummary(source="trace", scalars=scalars, window_ns=window_ns, busy_ns=dict(busy),
-                             excluded=len(drop_log), drop_log=tuple(drop_log.entries))
-    return Result(make_table(series, "trace"), summary)
+        return assemble_load(per_core, len(cores) > 1, w0, w1, gaps)

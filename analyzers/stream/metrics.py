@@ -17,6 +17,7 @@ from analyzers.metrics.cpu_load import (
     _charge,
     _load_scalars,
     _owners,
+    assemble_load,
     cpu_load,
     is_idle_name,
 )
@@ -28,6 +29,7 @@ from analyzers.metrics.kernel import (
     KernelSummary,
     _isr_exit_rows,
     _without_gaps,
+    instance_series,
     kernel_metrics,
     tracex_scalars,
 )
@@ -60,9 +62,10 @@ __all__ = [
     "user_metrics", "cs_metrics", "isr_metrics", "workload_metrics", "channel_index",
     "pair_next", "site_interval", "ContextSwitchSummary", "site_by_name",
     "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
-    "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "_first_exit_at_depth",
+    "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
+    "_first_exit_at_depth",
     "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_isr_exit_rows", "_without_gaps", "kernel_metrics",
     "tracex_scalars", "_BOOKKEEPING", "DropLog", "drop_gap_instances", "overflow_gaps", "TRACEX_USER_BASE",
-    "SiteEvents",
+    "SiteEvents", "instance_series",
     "_norm", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
 ]

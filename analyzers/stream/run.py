@@ -118,28 +118,11 @@ def run_analyzers_chunked(open_chunks: Callable[[], Iterable[Trace]], sites: Seq
                           options: dict[str, Any]) -> tuple[Any, ChunkedResults]:
     """``analyzers.run.run_analyzers`` over chunks: the same ``SourceResult`` (tables stacked in
     ``ANALYZERS`` order, times in ticks labelled so), and the :class:`ChunkedResults`."""
-    import pyarrow as pa
-
-    from analyzers.run import ANALYZERS, SourceResult, _times_in_ticks
+    from analyzers.run import collect_results
 
     got = analyze_chunks(open_chunks, sites, options)
     last = got.last
     if last is None:  # analyze_chunks refuses an empty chunk stream already
         raise ValueError("the chunk reader yielded no chunk")
-    out = SourceResult("logic" if is_logic(last) else "trace", None)
-    tables = []
-    for modname in ANALYZERS:
-        name = modname.rsplit(".", 1)[1]
-        table, summary = got.results[name]
-        tables.append(table)
-        out.summaries[name] = summary
-        out.stats.update(summary.stats)
-        out.units.update(summary.units)
-        out.scalars.update(summary.scalars)
-        out.drop_log.extend(summary.drop_log)
-        out.excluded += summary.excluded
-        out.unmatched += summary.unmatched
-    out.table = pa.concat_tables(tables)
-    if out.source == "trace" and not last.meta.tick_hz and got.events:
-        _times_in_ticks(out)
+    out = collect_results(last, got.results, has_events=bool(got.events))
     return out, got

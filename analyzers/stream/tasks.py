@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import Series
+from .metrics import Series, instance_series
 
 _NONE = -(2**62)
 #: per-instance columns: start, end, from_ready, first switch-in, its core, switch-ins, running time
@@ -111,24 +111,4 @@ class TaskState:
         r = r.astype(bool)
         if not start.size:
             return []
-        execution = run.astype(np.float64)
-        resp = end - start
-        out = [
-            Series(f"{m}.exec_time", "ns", start, end, execution, core=core),
-            Series(f"{m}.response_time", "ns", start, end, resp.astype(np.float64), core=core),
-            Series(f"{m}.wait_time", "ns", start, end, (resp - execution).astype(np.float64), core=core),
-            Series(f"{m}.preemptions", "count", start, end, (n - 1).astype(np.float64), core=core),
-            Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
-                   core=core[r]),
-        ]
-        if start.size > 1:
-            both = r[1:] & r[:-1]
-            s0, s1 = start[:-1][both], start[1:][both]
-            out += [
-                Series(f"{m}.period.ready", "ns", s0, s1, (s1 - s0).astype(float), core=core[1:][both]),
-                Series(f"{m}.period.start", "ns", first[:-1], first[1:], np.diff(first).astype(float),
-                       core=core[1:]),
-                Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
-                       core=core[1:]),
-            ]
-        return out
+        return instance_series(m, start, end, first, core, run.astype(np.float64), n - 1, r)

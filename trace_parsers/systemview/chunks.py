@@ -43,7 +43,7 @@ import numpy as np
 from .. import _core
 from ..errors import TraceCorruptError, TraceFormatError, handle_corrupt, validate_on_corrupt
 from ..model import EVENT_DTYPE, Diagnostic, EventKind, Trace, empty_events
-from .convert import StreamInfo, _collect, _stream_diags, assemble_trace
+from .convert import StreamInfo, _collect, _stream_diags, assemble_trace, stream_facts
 from .decode import MAX_HEADER, RawStream, looks_like_systemview, parse_container, raw_stream
 from .format import MODULE_EVENT_OFFSET
 
@@ -151,24 +151,12 @@ def _scan_block(s: _Stream, r: RawStream, bi: int, strings: list[str],
 
 
 def _stream_meta(s: _Stream) -> dict[str, Any]:
-    """``meta.extra["streams"][name]``, as ``fast._stream_meta`` builds it from one decode."""
-    info = s.info
-    return {
-        "core": s.core, "packets": s.packets,
-        "counts_by_id": {str(k): c for k, c in sorted(s.counts.items())},
-        "sync_zero_bytes": s.sync_bytes,
-        "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc),
-        "sysdesc": info.sysdesc,
-        "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
-        "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
-        "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
-        "modules": info.modules, "systime": info.systime,
-        "overflow_packets": len(s.ovf_values), "overflow_values": list(s.ovf_values),
-        "first_ts_ticks": s.first_ts, "last_ts_ticks": s.last_ts,
-        "string_order": {0: None, 1: "lo-hi", 2: "hi-lo"}[s.str_order],
-        "esp_core_bit_counts": ({str(k): c for k, c in sorted(s.core_counts.items())}
-                                if s.esp else None),
-    }
+    """``meta.extra["streams"][name]`` from the scan pass's counts."""
+    return stream_facts(
+        s.info, core=s.core, packets=s.packets,
+        counts_by_id={str(k): c for k, c in sorted(s.counts.items())}, sync_bytes=s.sync_bytes,
+        overflow_values=list(s.ovf_values), first=s.first_ts, last=s.last_ts, str_order=s.str_order,
+        core_counts={str(k): c for k, c in sorted(s.core_counts.items())} if s.esp else None)
 
 
 @dataclass

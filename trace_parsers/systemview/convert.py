@@ -79,6 +79,27 @@ class StreamInfo:
     systime: list[tuple[str, int]] = field(default_factory=list)
 
 
+_STRING_ORDER = {0: None, 1: "lo-hi", 2: "hi-lo"}
+
+
+def stream_facts(info: StreamInfo, *, core: int, packets: int, counts_by_id: dict[str, int], sync_bytes: int,
+                 overflow_values: list[int], first: int | None, last: int | None, str_order: int,
+                 core_counts: dict[str, int] | None) -> dict[str, Any]:
+    """``meta.extra["streams"][name]``: one stream's facts, built the same way by every reading path
+    (NumPy, Rust whole read, chunked)."""
+    return {
+        "core": core, "packets": packets, "counts_by_id": counts_by_id, "sync_zero_bytes": sync_bytes,
+        "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc), "sysdesc": info.sysdesc,
+        "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
+        "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
+        "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
+        "modules": info.modules, "systime": info.systime,
+        "overflow_packets": len(overflow_values), "overflow_values": overflow_values,
+        "first_ts_ticks": first, "last_ts_ticks": last,
+        "string_order": _STRING_ORDER[str_order], "esp_core_bit_counts": core_counts,
+    }
+
+
 def _sysdesc_items(texts: list[str]) -> tuple[dict[str, str], dict[int, str]]:
     desc: dict[str, str] = {}
     isrs: dict[int, str] = {}
@@ -352,20 +373,11 @@ def build_trace(streams: list[RawStream], names: list[str], *, path: str, sha256
         ids = r.id
         n = len(r)
         ovf = ids == EvtId.OVERFLOW
-        stream_meta[info.name] = {
-            "core": r.core, "packets": n, "counts_by_id": _count_ids(ids),
-            "sync_zero_bytes": r.sync_bytes,
-            "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc),
-            "sysdesc": info.sysdesc,
-            "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
-            "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
-            "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
-            "modules": info.modules, "systime": info.systime,
-            "overflow_packets": int(ovf.sum()), "overflow_values": r.p0[ovf].astype(int).tolist(),
-            "first_ts_ticks": int(r.ts[0]) if n else None, "last_ts_ticks": int(r.ts[-1]) if n else None,
-            "string_order": {0: None, 1: "lo-hi", 2: "hi-lo"}[r.str_order],
-            "esp_core_bit_counts": (_count_ids(r.pcore) if esp_extension else None),
-        }
+        stream_meta[info.name] = stream_facts(
+            info, core=r.core, packets=n, counts_by_id=_count_ids(ids), sync_bytes=r.sync_bytes,
+            overflow_values=r.p0[ovf].astype(int).tolist(),
+            first=int(r.ts[0]) if n else None, last=int(r.ts[-1]) if n else None, str_order=r.str_order,
+            core_counts=_count_ids(r.pcore) if esp_extension else None)
         del ovf
         nop = ids == EvtId.NOP
         keep = np.flatnonzero(~nop) if nop.any() else None

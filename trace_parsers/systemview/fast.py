@@ -30,7 +30,7 @@ from ..model import (
     concat_events,
     empty_events,
 )
-from .convert import StreamInfo, _collect, _stream_diags, _sysdesc_items, assemble_trace
+from .convert import StreamInfo, _collect, _stream_diags, _sysdesc_items, assemble_trace, stream_facts
 from .decode import RawStream
 from .description import OsTable, choose_table, load_bundled, load_description
 from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
@@ -95,20 +95,11 @@ def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: 
 
 def _stream_meta(r: RawStream, info: StreamInfo, sc: dict[str, Any], esp: bool) -> dict[str, Any]:
     n = len(r)
-    return {
-        "core": r.core, "packets": n, "counts_by_id": {str(k): c for k, c in sc["counts"]},
-        "sync_zero_bytes": r.sync_bytes,
-        "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc),
-        "sysdesc": info.sysdesc,
-        "task_info": {f"0x{k:x}": {"prio": p, "name": nm} for k, (nm, p) in info.task_info.items()},
-        "name_resource": {f"0x{k:x}": v for k, v in info.resources.items()},
-        "stack_info": {f"0x{k:x}": v for k, v in info.stack_info.items()},
-        "modules": info.modules, "systime": info.systime,
-        "overflow_packets": len(sc["ovf_values"]), "overflow_values": list(sc["ovf_values"]),
-        "first_ts_ticks": int(r.ts[0]) if n else None, "last_ts_ticks": int(r.ts[-1]) if n else None,
-        "string_order": {0: None, 1: "lo-hi", 2: "hi-lo"}[r.str_order],
-        "esp_core_bit_counts": ({str(k): c for k, c in sc["core_counts"]} if esp else None),
-    }
+    return stream_facts(
+        info, core=r.core, packets=n, counts_by_id={str(k): c for k, c in sc["counts"]},
+        sync_bytes=r.sync_bytes, overflow_values=list(sc["ovf_values"]),
+        first=int(r.ts[0]) if n else None, last=int(r.ts[-1]) if n else None, str_order=r.str_order,
+        core_counts={str(k): c for k, c in sc["core_counts"]} if esp else None)
 
 
 def _texts(r: RawStream, rows: list[int], strings: list[str], markers: dict[int, str]) -> None:

@@ -20,7 +20,7 @@ EXPECTED = {
     "ctx_switch-n2", "ctx_switch-n5", "ctx_switch-n10", "ctx_switch-n2-ctf", "ctx_switch-n2-mpu",
     "ctx_switch-n2-untraced", "ctx_switch-n2-mpu-untraced", "periodic", "periodic-load", "isr_latency",
     "isr_latency-ctf", "isr_latency-mpu", "isr_latency-untraced", "isr_latency-mpu-untraced", "fft_workload",
-    "calib",
+    "calib", "ctx_switch-n5-ctf", "ctx_switch-n10-ctf", "periodic-ctf", "periodic-load-ctf", "calib-ctf",
 }
 
 
