@@ -34,7 +34,7 @@ from .._edges import WordEdgeScanner, check_rate_option, edge_events, edge_trace
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import EVENT_DTYPE, Channel, Diagnostic, Severity, Trace
 from ._zip import ZipArchive
-from .reader import BLOCK_BYTES, _logic_members, _parse_rate_arg, _read_header
+from .reader import BLOCK_BYTES, _open_session, _parse_rate_arg
 
 DEFAULT_CHUNK_EVENTS = 1 << 22
 #: changes expanded per step: rows x channels booleans (bounds the temporaries of one expansion)
@@ -58,12 +58,7 @@ def iter_chunks(path: str | Path, *, chunk_events: int = DEFAULT_CHUNK_EVENTS, o
     head: list[Diagnostic] = []
     tail: list[Diagnostic] = []
     with ZipArchive(p, code="SR_BAD_ZIP") as z:
-        if z.recovered:
-            head.append(diagnostic("SR_TRUNCATED_CHUNK", z.size,
-                                   "the zip central directory is missing (truncated file?); "
-                                   "members were located from their local headers"))
-        info = _read_header(z, p, on_corrupt, head, unitsize)
-        members = _logic_members(z, info["capturefile"], head)
+        info, members = _open_session(z, p, on_corrupt, head, unitsize)
         rate = rate_arg or info["samplerate"]
         if rate is None:
             raise TraceFormatError(

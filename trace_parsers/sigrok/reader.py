@@ -76,6 +76,17 @@ def _parse_rate_arg(samplerate: int | str | None) -> int | None:
     return v
 
 
+def _open_session(z: ZipArchive, p: str, on_corrupt: str, diags: list[Diagnostic],
+                  unitsize: int | None) -> tuple[dict[str, Any], list[str]]:
+    """The session header and the logic members, in file order (whole and chunked reads alike)."""
+    if z.recovered:
+        diags.append(diagnostic("SR_TRUNCATED_CHUNK", z.size,
+                                "the zip central directory is missing (truncated file?); "
+                                "members were located from their local headers"))
+    info = _read_header(z, p, on_corrupt, diags, unitsize)
+    return info, _logic_members(z, info["capturefile"], diags)
+
+
 def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | str | None = None,
                 unitsize: int | None = None, **_ignored: Any) -> Trace:
     """Read a sigrok ``.sr`` session into a :class:`~trace_parsers.model.Trace` of edge events.
@@ -103,13 +114,8 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
     p = str(path)
     diags: list[Diagnostic] = []
     with ZipArchive(p, code="SR_BAD_ZIP") as z:
-        if z.recovered:
-            diags.append(diagnostic("SR_TRUNCATED_CHUNK", z.size,
-                                    "the zip central directory is missing (truncated file?); "
-                                    "members were located from their local headers"))
-        info = _read_header(z, p, on_corrupt, diags, unitsize)
+        info, members = _open_session(z, p, on_corrupt, diags, unitsize)
         scanner = WordEdgeScanner(info["bits"], info["unitsize"], path=p, source_format="sigrok")
-        members = _logic_members(z, info["capturefile"], diags)
         try:
             for block in _inflate_members(z, members):
                 scanner.feed(block)
