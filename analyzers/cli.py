@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -104,6 +105,11 @@ def _add_read_options(sp: argparse.ArgumentParser) -> None:
 # -- info ------------------------------------------------------------------------------------------
 
 def _setup_info(sp: argparse.ArgumentParser) -> None:
+    # `info` does no linear algebra: without this, NumPy's import starts one OpenBLAS thread per
+    # core, which costs ~60 ms of start-up on a busy 2-core machine (bench/startup.py). Only before
+    # NumPy's first import (a process that has it already is left alone); a user's setting wins.
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sp.add_argument("files", nargs="+", type=Path)
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     _add_read_options(sp)

@@ -1,4 +1,5 @@
-"""Logic-capture benchmarks: `.sr` edge extraction against `sigrok-cli -i FILE -O vcd`.
+"""Logic-capture benchmarks: `.sr` edge extraction against `sigrok-cli -i FILE -O vcd`, and each
+logic reader (sigrok, VCD) against its own decode core.
 
 Target (issue 6): at least 2x faster than sigrok-cli on the 30-minute DCF77 capture
 (`dcf77_1800s_1mhz_v1.sr`, 1.8 G samples, 1.76 MB zip -> 1.8 GB inflated) at <= 256 MB peak RSS.
@@ -7,6 +8,12 @@ processes): the read call's time, the whole process's wall time (compared with s
 process) and the peak RSS as `VmHWM` (``ru_maxrss`` would report the parent's peak: a forked child
 inherits it across exec, which made every file show the same figure).  The corpus is
 `../shared/corpus/logic` beside the repository (or `$CROSSTRACE_CORPUS/logic`).
+
+Reader vs decode core (issue 18: within 3x): `decode_sigrok` / `decode_vcd` yield every channel's
+edges (the work up to the events table); `read_sigrok` / `read_vcd` add the sorted 51-byte event
+rows, the metadata and the file's SHA-256.  Both are timed as one call in a fresh process, on the
+corpus captures and on a synthetic VCD (`CROSSTRACE_BENCH_VCD_CHANGES` value changes, default 2 M,
+written in a temporary folder).
 
 Long capture (issue 18): a synthetic 10 G-sample `.sr` (`$CROSSTRACE_BENCH_LOGIC_SAMPLES` changes the
 size) is generated in a temporary folder, never committed: 8 channels at 100 MS/s, bursts of edges on
@@ -108,7 +115,83 @@ def _sigrok_vcd_seconds(path: Path) -> float | None:
 def run() -> list[dict]:
     from bench.logic_long import run_long
 
-    return _run_corpus() + run_long()
+    return _run_corpus() + run_cores() + run_long()
+
+
+#: one call of a logic reader or of its decode core (every channel's edges, before the events
+#: table is built), timed inside a fresh process: {"s", "cpu", "edges"}
+_CORE_CHILD = r"""
+import json, sys, time
+fmt, what, path = sys.argv[1:4]
+if fmt == "sigrok":
+    from trace_parsers.sigrok.reader import decode_sigrok as decode, read_sigrok as read
+else:
+    from trace_parsers.vcd.reader import decode_vcd as decode, read_vcd as read
+t, c = time.perf_counter(), time.process_time()
+if what == "decode":
+    chans, _ = decode(path)
+    n = sum(len(ch.edges) for ch in chans)
+else:
+    n = len(read(path))
+print(json.dumps({"s": time.perf_counter() - t, "cpu": time.process_time() - c, "edges": n}))
+"""
+VCD_CHANGES = int(os.environ.get("CROSSTRACE_BENCH_VCD_CHANGES", "2000000"))
+
+
+def synth_vcd(path: Path, changes: int = VCD_CHANGES, channels: int = 4, seed: int = 1) -> None:
+    """A sigrok-style VCD (``#t 1! 0"`` lines, 10 ns timescale) with ``changes`` value changes on
+    ``channels`` one-bit wires; about one line in eight carries two changes."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ids = [chr(33 + k) for k in range(channels)]
+    t = np.cumsum(rng.integers(1, 200, changes))
+    ch = rng.integers(0, channels, changes)
+    lvl = np.zeros(changes, np.int64)
+    for k in range(channels):  # each wire toggles at each of its changes
+        sel = np.flatnonzero(ch == k)
+        lvl[sel] = np.arange(1, sel.size + 1) % 2
+    pair = rng.random(changes) < 0.125  # this change shares the previous one's time stamp
+    pair[0] = False
+    t[pair] = t[np.flatnonzero(pair) - 1]
+    head = ("$timescale 10 ns $end\n$scope module libsigrok $end\n"
+            + "".join(f"$var wire 1 {i} D{k} $end\n" for k, i in enumerate(ids))
+            + "$upscope $end\n$enddefinitions $end\n#0 " + " ".join(f"0{i}" for i in ids) + "\n")
+    lines = []
+    prev = -1
+    for ti, ci, li in zip(t.tolist(), ch.tolist(), lvl.tolist()):
+        tok = f"{li}{ids[ci]}"
+        if ti == prev:
+            lines[-1] += " " + tok
+        else:
+            lines.append(f"#{ti} {tok}")
+        prev = ti
+    path.write_text(head + "\n".join(lines) + f"\n#{int(t[-1]) + 10}\n")
+
+
+def run_cores() -> list[dict]:
+    """Each logic reader against its decode core (issue 18: within 3x), fresh processes."""
+    corpus = _corpus()
+    files = [("sigrok", corpus / name) for name, _ in CAPTURES if corpus and (corpus / name).is_file()]
+    if corpus and (corpus / "vcd_chronovu_la8_spi.vcd").is_file():
+        files.append(("vcd", corpus / "vcd_chronovu_la8_spi.vcd"))
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="crosstrace-bench-") as td:
+        synth = Path(td) / f"synth_{VCD_CHANGES}.vcd"
+        synth_vcd(synth)
+        files.append(("vcd", synth))
+        for fmt, p in files:
+            runs = [(_child(_CORE_CHILD, fmt, "decode", str(p)), _child(_CORE_CHILD, fmt, "read", str(p)))
+                    for _ in range(REPEAT)]  # interleaved: both see the same machine load
+            dec, rd = ({k: min(r[i][k] for r in runs) for k in runs[0][i]} for i in (0, 1))
+            rows.append({"name": f"{fmt} reader / decode core {p.name}", "value": round(rd["s"], 3),
+                         "unit": "s", "ratio": round(3 * dec["s"] / rd["s"], 2),
+                         "peer": f"target <= 3x the decode core: {rd['s'] / dec['s']:.2f}x wall, "
+                                 f"{rd['cpu'] / dec['cpu']:.2f}x CPU; ratio >= 1 meets it",
+                         "note": f"{rd['edges']:,} edges; read call {rd['s']:.3f} s, decode core "
+                                 f"{dec['s']:.3f} s (every channel's edges); fresh processes, "
+                                 f"best of {REPEAT}"})
+    return rows
 
 
 def _run_corpus() -> list[dict]:

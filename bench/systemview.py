@@ -1,9 +1,10 @@
 """SystemView decode benchmark: events/s, MB/s, peak memory, and the ratio against ESP-IDF espytrace.
 
 Rows (``run() -> list[dict]``):
-* Rust packet loop alone (``decode_stream``) and the full ``read_systemview`` (Rust conversion, and
-  the NumPy conversion with ``CROSSTRACE_SV_FAST=0``) on the largest corpus file and on a >= 100 MB
-  synthetic stream generated into a temp dir (never committed);
+* Rust packet loop alone (``decode_stream``) and the full ``read_systemview`` (the fused Rust pass,
+  bytes -> event rows; the Rust conversion of whole-stream raw columns with
+  ``CROSSTRACE_SV_FUSED=0``; the NumPy conversion with ``CROSSTRACE_SV_FAST=0``) on the largest
+  corpus file and on a >= 100 MB synthetic stream generated into a temp dir (never committed);
 * every figure (time and peak RSS per event) from its own fresh processes, best of
   ``CROSSTRACE_BENCH_REPEAT`` (default 3), printed with the ratio to its target;
 * whole-process time against espytrace (``sysviewtrace_proc.py -d FILE``) on the largest corpus
@@ -297,6 +298,7 @@ def _file_rows(label: str, path: Path) -> list[dict]:
     full = _child(_PEAK_FULL, str(path))
     ref = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_FAST": "0"})
     blocks = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_BLOCKS": "1"})
+    columns = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_FUSED": "0"})
     n = dec["n"]
     shared = f"best of {REPEAT} fresh processes on a shared machine"
     rows = [
@@ -307,6 +309,7 @@ def _file_rows(label: str, path: Path) -> list[dict]:
          "unit": "MB/s", "note": f"wall {size / dec['dt'] / 1e6:.1f} MB/s"},
     ]
     for tag, r in (("read_systemview", full), ("read_systemview NumPy path", ref),
+                   ("read_systemview raw columns (CROSSTRACE_SV_FUSED=0)", columns),
                    ("read_systemview by blocks (CROSSTRACE_SV_BLOCKS=1)", blocks)):
         rate = r["n"] / r["cpu"]
         rows += [

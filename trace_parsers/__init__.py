@@ -73,6 +73,22 @@ def _empty_message(p: Path) -> str:
     return f"the file is empty (0 bytes): expected {want} at offset 0"
 
 
+def _dir_message(p: Path) -> tuple[str, str]:
+    """Why a folder is no recording, and the code (a CTF folder without its metadata says so)."""
+    import re
+
+    names = [q.name for q in p.iterdir() if q.is_file()]
+    streams = [n for n in names if n.lower().endswith(".ctf") or re.fullmatch(r"channel\d+_\d+", n)]
+    if streams:
+        return (f"a folder of CTF streams ({', '.join(sorted(streams)[:3])}) without a 'metadata' "
+                "file: expected a CTF trace folder with its TSDL metadata; copy the metadata of the "
+                "firmware's build beside the streams, or open one stream with CROSSTRACE_CTF_METADATA "
+                "or ZEPHYR_BASE set", "CTF_NO_METADATA")
+    return ("a folder, not a recording file: expected a CTF trace folder (with a 'metadata' file) or "
+            "a recording file: SystemView, TraceX, sigrok .sr, DSView .dsl, VCD, a Saleae export",
+            "FMT_UNKNOWN")
+
+
 def detect_format(path: str | Path) -> str:
     """Name of the format whose reader accepts ``path``'s content; raises TraceFormatError."""
     from .errors import TraceFormatError
@@ -82,6 +98,8 @@ def detect_format(path: str | Path) -> str:
         for name, module, sniffer, _ in FORMATS:
             if name in _DIR_FORMATS and getattr(importlib.import_module(module), sniffer)(b"", p):
                 return name
+        msg, code = _dir_message(p)
+        raise TraceFormatError(msg, code=code, path=str(p))
     try:
         with open(p, "rb") as f:
             head = f.read(SNIFF_BYTES)

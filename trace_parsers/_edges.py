@@ -76,7 +76,7 @@ def max_edges(path: str | Path | None = None) -> int:
 
 
 #: formats with a chunked reader (``trace_parsers.<format>.chunks.iter_chunks``, bounded memory)
-CHUNKED_FORMATS = frozenset({"sigrok"})
+CHUNKED_FORMATS = frozenset({"sigrok", "vcd"})
 
 
 def check_edge_limit(count: int, path: str | Path | None, offset: int = 0, *,

@@ -17,9 +17,10 @@ numpy, pyarrow, pandas and the readers once) and write the campaign tables at th
 
 Outputs under ``-o OUT``:
 
-- ``captures/<capture-id>/``: ``events-<source>.ctev.parquet`` (decoded events),
-  ``instances.parquet`` (every metric instance), ``metrics.parquet`` (statistics per metric and
-  source), ``crossval.parquet``, ``alignment.parquet``, ``pairs.parquet``, ``drop_log.parquet``,
+- ``captures/<capture-id>/``: ``events-<source>.ctev.parquet`` (decoded events; none for a
+  recording analyzed in chunks, :mod:`.chunked`), ``instances.parquet`` (every metric instance),
+  ``metrics.parquet`` (statistics per metric and source), ``crossval.parquet``,
+  ``alignment.parquet``, ``pairs.parquet``, ``drop_log.parquet``,
   ``result.json`` (all of it as JSON, the input hash and provenance);
 - ``campaign.parquet``/``.csv``: one row per capture, board, RTOS, app, metric, source and
   ``core`` (-1: the whole recording; a multi-core recording's kernel metrics and CPU load also
@@ -37,6 +38,8 @@ The package, one job per module (imports point down the list):
 - :mod:`.plan`: what one folder holds (:func:`~.plan.plan_capture`);
 - :mod:`.identity`: input, code and option hashes, the capture's identity;
 - :mod:`.tables`: the campaign tables (a capture's rows, :func:`~.tables.load_campaign`);
+- :mod:`.chunked`: a large SystemView / sigrok recording analyzed in chunks (``--chunk-events``);
+- :mod:`.instances`: ``instances.parquet`` written source by source, in row groups;
 - :mod:`.capture`: decode the sources, run the analyzers and cross-validation of one capture;
 - :mod:`.scheduler`: task graph, process pool, Dask (:func:`~.scheduler.analyze_dirs`);
 - :mod:`.cli_analyze`: the ``analyze`` command's arguments and exit codes.

@@ -11,8 +11,10 @@ from typing import Any, TypedDict
 
 from trace_parsers.errors import AnalysisError, TraceError
 
+from .chunked import analyze_chunked, chunk_size
 from .decode import _decoded, _open, _source_stamp, decode_source  # noqa: F401 (re-exported)
 from .identity import _identity, _json_default, _sha256, code_hash, input_hash
+from .instances import InstanceSink, site_based_rows
 from .plan import BOARD_CPU_HZ, capture_sources, plan_capture
 from .tables import ALL_CORES
 from .tables import stat_rows as _stat_rows
@@ -53,6 +55,7 @@ def analyze_capture(
     tolerance: float = 0.02,
     reuse_events: bool | None = None,
     tick_hz: int | None = None,
+    chunk_events: int | None = None,
 ) -> dict[str, Any]:
     """Analyze one capture folder; returns its ``result.json`` content, a :class:`CaptureResult`
     (never raises).
@@ -60,7 +63,9 @@ def analyze_capture(
     Unless ``force``, an unchanged capture returns its cached result. ``reuse_events`` (default:
     not ``force``) loads sources already decoded into the capture's output folder (stamped with
     input hash, code hash and reader options) instead of decoding them again. ``tick_hz``: the
-    trace tick rate when neither the recording nor run.json states it (TraceX).
+    trace tick rate when neither the recording nor run.json states it (TraceX). ``chunk_events``:
+    read every recording with a bounded reader in chunks of that many events (default: only those
+    of at least ``chunked.ANALYZE_CHUNK_BYTES``; see :mod:`.chunked`).
 
     A logic capture that run.json lists but that does not exist is left out (with a note and a
     diagnostic): the trace and the other sources are still analyzed."""
@@ -79,7 +84,7 @@ def analyze_capture(
         from ..sites import reuse_site_events
 
         with reuse_site_events():  # each source's site occurrences found once for all analyzers
-            result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance, reuse)
+            result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance, reuse, chunk_events)
         result["input_hash"] = ihash
         _add_plan_notes(result, plan, missing)
     except Exception as e:  # a bad capture never stops the batch
@@ -154,8 +159,11 @@ class SourceResult:
     name: str  #: "trace" or "logic"
     profile: str  #: the logic capture's profile ("" for the trace)
     events: Any  #: the decoded events (trace_parsers Trace)
-    res: Any  #: analyzers.run result: table, stats, scalars, units, drop_log
+    res: Any  #: analyzers.run result: stats, scalars, units, drop_log; ``table``: site-based rows
     file: str = ""  #: the recording's file name
+    n_events: int = 0  #: events of the recording (``events`` is a stand-in when read in chunks)
+    edge_counts: dict[str, int] | None = None  #: edges per channel, counted in chunks
+    chunked: bool = False  #: read in chunks (:mod:`.chunked`)
 
 
 class CaptureResult(TypedDict, total=False):
@@ -191,7 +199,7 @@ class CaptureResult(TypedDict, total=False):
 
 #: the row lists one capture's analysis accumulates
 _ACC_KEYS = (
-    "metrics", "instances", "drops", "diagnostics", "crossval", "alignment", "counts", "pairs", "notes",
+    "metrics", "drops", "diagnostics", "crossval", "alignment", "counts", "pairs", "notes",
     "problems", "kernel_timing",
 )
 
@@ -213,13 +221,37 @@ def _diagnostic_rows(source: str, diagnostics: Any) -> list[dict[str, Any]]:
 def _analyze_source(
     src: dict[str, Any], kind: str, profile: str, dest: Path, ctx: dict[str, Any], acc: dict[str, list[Any]]
 ) -> SourceResult:
-    """Decode one source, run every analyzer on it and add its rows to the accumulators ``acc``."""
-    import pyarrow as pa
+    """Decode one source (or read it in chunks: :mod:`.chunked`), run every analyzer on it and add
+    its rows to the accumulators ``acc``; its instances go to the capture's instances file."""
+    options = ctx["options"]
+    if src.get("user_config"):  # the user's own intervals and pins (analyzers.user_config)
+        options = {**options, "_user_config": src["user_config"]}
+        _add_user_sites(ctx, src["user_config"])
+    got = _read_chunked(src, kind, ctx, options)
+    if got is not None:
+        events, res, n_events, edges = got.events, got.res, got.n_events, got.edge_counts
+    else:
+        from ..run import run_analyzers
 
-    from ..run import run_analyzers
+        events = _decode_checked(src, dest, ctx)
+        res = run_analyzers(events, ctx["sites"], options)
+        n_events, edges = len(events), None
+    if kind == "trace":
+        _identity_from_trace(ctx["ident"], events)
+    acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res, cores=events.meta.cores)
+    ctx["instances"].write(res.table, profile)
+    res.table = site_based_rows(res.table)  # all cross-validation reads of it
+    acc["drops"] += [{"source": kind, "profile": profile, **d.__dict__} for d in res.drop_log]
+    diag_source = kind if kind == "trace" else f"logic:{profile}"
+    acc["diagnostics"] += _diagnostic_rows(diag_source, events.diagnostics)
+    return SourceResult(kind, profile, events, res, Path(src["file"]).name, n_events, edges,
+                        chunked=got is not None)
 
+
+def _decode_checked(src: dict[str, Any], dest: Path, ctx: dict[str, Any]) -> Any:
+    """The whole decoded source; an exception that is not crosstrace's is reported as a bug."""
     try:
-        events = _decoded(src, dest, ctx["on_corrupt"], ctx["reuse"])
+        return _decoded(src, dest, ctx["on_corrupt"], ctx["reuse"])
     except (TraceError, AnalysisError):
         raise
     except Exception as e:  # not ours: a bug; say which recording it happened on
@@ -228,21 +260,29 @@ def _analyze_source(
             "with this recording)",
             code="INTERNAL",
         ) from e
-    if kind == "trace":
-        _identity_from_trace(ctx["ident"], events)
-    options = ctx["options"]
-    if src.get("user_config"):  # the user's own intervals and pins (analyzers.user_config)
-        options = {**options, "_user_config": src["user_config"]}
-        _add_user_sites(ctx, src["user_config"])
-    res = run_analyzers(events, ctx["sites"], options)
-    acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res, cores=events.meta.cores)
-    acc["instances"].append(
-        res.table.append_column("profile", pa.array([profile] * res.table.num_rows, pa.string()))
-    )
-    acc["drops"] += [{"source": kind, "profile": profile, **d.__dict__} for d in res.drop_log]
-    diag_source = kind if kind == "trace" else f"logic:{profile}"
-    acc["diagnostics"] += _diagnostic_rows(diag_source, events.diagnostics)
-    return SourceResult(kind, profile, events, res, Path(src["file"]).name)
+
+
+def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: dict[str, Any]) -> Any:
+    """The source analyzed in chunks (:func:`.chunked.analyze_chunked`) when it goes that way, else
+    None (read whole: too small, no bounded reader, or one the chunked analyzers refuse)."""
+    from ..stream.run import ChunkedUnsupported
+
+    size = chunk_size(src, ctx.get("chunk_events"))
+    if size is None:
+        return None
+    try:
+        return analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
+                               keep_rows=kind == "trace" and ctx.get("has_logic", True))
+    except ChunkedUnsupported:
+        return None
+    except (TraceError, AnalysisError):
+        raise
+    except Exception as e:  # not ours: a bug; say which recording it happened on
+        raise AnalysisError(
+            f"{src['file']}: {type(e).__name__} while analyzing it in chunks: {e} (a crosstrace bug: "
+            "please report it with this recording)",
+            code="INTERNAL",
+        ) from e
 
 
 def _add_user_sites(ctx: dict[str, Any], user_config: dict[str, Any]) -> None:
@@ -321,8 +361,6 @@ def _write_capture_tables(dest: Path, acc: dict[str, list[Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if acc["instances"]:
-        pq.write_table(pa.concat_tables(acc["instances"]), dest / "instances.parquet")
     if acc["pairs"]:
         pq.write_table(pa.concat_tables(acc["pairs"]), dest / "pairs.parquet")
     _write_table(acc["metrics"], dest / "metrics.parquet")
@@ -352,6 +390,7 @@ def _cross_validate_source(
         tolerance=ctx["tolerance"],
         calibration=ctx["calibration"],
         declared_edges=declared_edges(ctx["run"], lg.file),
+        capture_edges=lg.edge_counts,
     )
     if cv.note:
         acc["notes"].append(f"{prof}: {cv.note}")
@@ -382,6 +421,7 @@ def _analyze(
     on_corrupt: str,
     tolerance: float,
     reuse: bool = False,
+    chunk_events: int | None = None,
 ) -> dict[str, Any]:
     from ..crossval import Calibration
     from ..crossval.capture_checks import verify_hashes
@@ -406,9 +446,26 @@ def _analyze(
         "tolerance": tolerance,
         "calibration": Calibration.from_run(run, folder),
         "run": run,
+        "chunk_events": chunk_events,
+        "has_logic": bool(plan["logic"]),
+        "instances": InstanceSink(dest / "instances.parquet"),
     }
     acc: dict[str, list[Any]] = {k: [] for k in _ACC_KEYS}
     acc["problems"] += missing
+    try:
+        sources = _analyze_sources(plan, dest, ctx, acc)
+        acc["metrics"] += _firmware_rows(ident, run)
+        ctx["instances"].close()
+    finally:
+        ctx["instances"].abort()  # a failed capture leaves no partial instances file
+    _write_capture_tables(dest, acc)
+    return _result(folder, ident, run, options, sources, acc, ctx["calibration"])
+
+
+def _analyze_sources(
+    plan: dict[str, Any], dest: Path, ctx: dict[str, Any], acc: dict[str, list[Any]]
+) -> dict[str, Any]:
+    """Analyze the trace, then each logic capture (cross-validated against the trace)."""
     sources: dict[str, Any] = {}
     srcs = {src["name"]: src for src in capture_sources(plan)}
     trace = None
@@ -417,7 +474,7 @@ def _analyze(
         sources["trace"] = {
             "file": Path(plan["trace"]).name,
             "format": trace.events.meta.source_format,
-            "events": len(trace.events),
+            "events": trace.n_events,
             "tick_hz": trace.events.meta.tick_hz,
         }
     for entry in plan["logic"]:
@@ -426,14 +483,12 @@ def _analyze(
         sources[f"logic:{prof}"] = {
             "file": Path(entry["file"]).name,
             "format": lg.events.meta.source_format,
-            "events": len(lg.events),
+            "events": lg.n_events,
             "samplerate": lg.events.meta.tick_hz,
         }
         if trace is not None:
             _cross_validate_source(trace, lg, ctx, acc)
-    acc["metrics"] += _firmware_rows(ident, run)
-    _write_capture_tables(dest, acc)
-    return _result(folder, ident, run, options, sources, acc, ctx["calibration"])
+    return sources
 
 
 def _result(

@@ -54,8 +54,24 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
         help="trace tick rate (Hz) for recordings that do not state it (TraceX) when run.json does not "
         "either; without it such times stay in ticks",
     )
+    sp.add_argument(
+        "--chunk-events",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="read every SystemView / sigrok recording in chunks of N events (memory bounded by a chunk, "
+        "not the recording; default: chunks of 1 Mi events for SystemView recordings of 32 MB or more "
+        "and sigrok sessions of 1 GiB of samples or more)",
+    )
     sp.add_argument("-q", "--quiet", action="store_true")
     sp.set_defaults(func=cmd_analyze)
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -70,6 +86,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             quiet=args.quiet,
             tick_hz=getattr(args, "tick_hz", None),
+            chunk_events=getattr(args, "chunk_events", None),
         )
     except FileNotFoundError as e:
         print(f"crosstrace: {e}", file=sys.stderr)

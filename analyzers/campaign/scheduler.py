@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .capture import analyze_capture, cached_result, decode_source
+from .chunked import chunk_size
 from .discover import discover_all
 from .identity import _json_default
 from .plan import capture_sources, plan_capture
@@ -89,6 +90,7 @@ def _plan_tasks(
     tolerance: float,
     workers: int = 2,
     tick_hz: int | None = None,
+    chunk_events: int | None = None,
 ) -> list[dict[str, Any]]:
     """The task graph of a batch: per capture, one decode task per recording (phase 1) and one
     analysis task depending on them (phase 2). Each task has a priority: the estimated length of
@@ -116,6 +118,8 @@ def _plan_tasks(
         for src in srcs if sum(sizes.values()) >= split_bytes else ():
             if not sizes[src["name"]] or src["file"].name.endswith(SUFFIX):
                 continue  # missing (reported by the analysis) or already decoded events
+            if chunk_size(src, chunk_events) is not None:
+                continue  # read in chunks by the analysis itself: no whole events file
             key = f"decode:{cid}:{src['name']}"
             deps.append(key)
             tasks.append(
@@ -142,6 +146,7 @@ def _plan_tasks(
                     "on_corrupt": on_corrupt,
                     "tolerance": tolerance,
                     **({"tick_hz": tick_hz} if tick_hz else {}),
+                    **({"chunk_events": chunk_events} if chunk_events else {}),
                 },
                 "deps": deps,
                 "priority": analysis,
@@ -323,10 +328,13 @@ def _run_pool(
     on_corrupt: str = "raise",
     tolerance: float = 0.02,
     tick_hz: int | None = None,
+    chunk_events: int | None = None,
 ) -> list[dict[str, Any]]:
     kw: dict[str, Any] = {"on_corrupt": on_corrupt, "tolerance": tolerance}
     if tick_hz:
         kw["tick_hz"] = tick_hz
+    if chunk_events:
+        kw["chunk_events"] = chunk_events
     results: list[dict[str, Any]] = []
     if scheduler == "serial" or workers == 1 and scheduler == "processes":
         for cid, folder in jobs:
@@ -343,7 +351,7 @@ def _run_pool(
             results.append(prev)
         else:
             todo.append((cid, folder))
-    tasks = _plan_tasks(todo, out_dir, force, on_corrupt, tolerance, workers, tick_hz)
+    tasks = _plan_tasks(todo, out_dir, force, on_corrupt, tolerance, workers, tick_hz, chunk_events)
     schedule.extend(tasks)
 
     def on_done(task: dict[str, Any], r: Any) -> None:
@@ -442,12 +450,14 @@ def analyze_dirs(
     tolerance: float = 0.02,
     quiet: bool = False,
     tick_hz: int | None = None,
+    chunk_events: int | None = None,
 ) -> dict[str, Any]:
     """Discover, analyze (in parallel, cached) and write the campaign; returns the manifest.
 
     ``tick_hz``: the trace tick rate of recordings that do not state it (TraceX) and whose
     run.json does not either. The manifest's ``skipped`` lists every folder and file looked at
-    that is no capture, with the reason."""
+    that is no capture, with the reason. ``chunk_events``: events per chunk of every recording
+    with a bounded reader (default: chunks only for large recordings, ``chunked.ANALYZE_CHUNK_BYTES``)."""
     out_dir = Path(out_dir)
     n_pool = workers or os.cpu_count() or 1
     pool = None
@@ -456,7 +466,8 @@ def analyze_dirs(
         pool = _ProcessPool(n_pool)
     tuned = _tune_malloc(True)
     try:
-        opts = {"on_corrupt": on_corrupt, "tolerance": tolerance, "tick_hz": tick_hz}
+        opts = {"on_corrupt": on_corrupt, "tolerance": tolerance, "tick_hz": tick_hz,
+                "chunk_events": chunk_events}
         return _analyze_dirs(roots, out_dir, workers, scheduler, force, quiet, pool, opts)
     finally:
         if pool is not None:

@@ -85,12 +85,14 @@ def _core_distribution_rows(
     t = res.table
     if t is None or "core" not in t.column_names or not t.num_rows:
         return []
-    metric = np.asarray(t.column("metric").to_pylist(), dtype=object)
+    enc = t.column("metric").combine_chunks().dictionary_encode()  # codes, not one str per row
+    code_of = {m: i for i, m in enumerate(enc.dictionary.to_pylist())}
+    metric = enc.indices.to_numpy(zero_copy_only=False)
     core = t.column("core").to_numpy()
     value = t.column("value").to_numpy()
     rows = []
     for m in sorted(res.stats):
-        sel = (metric == m) & (core >= 0)
+        sel = (metric == code_of.get(m, -1)) & (core >= 0)
         for c in np.unique(core[sel]).tolist():
             st = summarize(value[sel & (core == c)])
             rows.append({

@@ -88,16 +88,25 @@ def missing_sites(tse: SiteEvents, lse: SiteEvents) -> list[dict[str, Any]]:
     return rows
 
 
-def edge_count_problems(capture: Trace, declared: Mapping[str, int] | None) -> list[str]:
-    """Channels whose edge count differs from the count the capture's run.json declares."""
-    if not declared:
-        return []
+def edge_counts(capture: Trace) -> dict[str, int]:
+    """Edges per channel name of a capture."""
     ev = capture.events
     edges = ev["marker"][(ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)]
     edges = edges[edges >= 0]
     width = max((c.index for c in capture.channels), default=-1) + 1
     found = np.bincount(edges.astype(np.int64), minlength=width)
-    by_name = {c.name: int(found[c.index]) if c.index < found.size else 0 for c in capture.channels}
+    return {c.name: int(found[c.index]) if c.index < found.size else 0 for c in capture.channels}
+
+
+def edge_count_problems(
+    capture: Trace, declared: Mapping[str, int] | None, counts: Mapping[str, int] | None = None
+) -> list[str]:
+    """Channels whose edge count differs from the count the capture's run.json declares.
+    ``counts``: the edges per channel counted already (a capture read in chunks), else counted in
+    ``capture``'s events."""
+    if not declared:
+        return []
+    by_name = dict(counts) if counts is not None else edge_counts(capture)
     out = []
     for name, n in declared.items():
         if name not in by_name:

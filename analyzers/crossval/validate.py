@@ -69,13 +69,16 @@ def cross_validate(
     tolerance: float = TOLERANCE,
     calibration: Calibration | None = None,
     declared_edges: Mapping[str, int] | None = None,
+    capture_edges: Mapping[str, int] | None = None,
 ) -> CrossValidation:
     """Align, pair and judge. With either side missing the result is empty (not an error).
 
     ``trace_table``/``logic_table`` are the stacked per-instance tables of the analyzers; when not
     given they are computed here with every analyzer of :mod:`analyzers.run`. ``calibration`` is
     the declared per-site calibration (none by default); ``declared_edges`` the edge count per
-    channel that the capture's run.json states.
+    channel that the capture's run.json states; ``capture_edges`` the edges per channel when they
+    were counted while reading the capture in chunks (``capture`` then holds only the gathered rows,
+    its site occurrences seeded in the enclosing ``reuse_site_events()``).
     """
     sites = tuple(sites) if sites is not None else load_sites()
     cal = calibration or Calibration.none()
@@ -91,7 +94,7 @@ def cross_validate(
             trace_scalars, logic_scalars = tr.scalars, lg.scalars
         tse: SiteEvents = site_events(trace, sites)
         lse: SiteEvents = site_events(capture, sites)
-    problems = edge_count_problems(capture, declared_edges)
+    problems = edge_count_problems(capture, declared_edges, capture_edges)
     missing = missing_sites(tse, lse)
     try:
         al = align(tse, lse)

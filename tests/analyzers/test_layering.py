@@ -22,8 +22,10 @@ CAMPAIGN = {
     "plan": {"discover"},
     "decode": {"identity"},
     "tables": {"identity", "plan"},
-    "capture": {"decode", "identity", "plan", "tables"},
-    "scheduler": {"capture", "decode", "discover", "identity", "plan", "tables"},
+    "chunked": set(),
+    "instances": set(),
+    "capture": {"chunked", "decode", "identity", "instances", "plan", "tables"},
+    "scheduler": {"capture", "chunked", "decode", "discover", "identity", "plan", "tables"},
     "cli_analyze": {"scheduler", "tables", "discover"},
 }
 

@@ -30,18 +30,10 @@ from .._edges import ChannelEdges, build_edge_trace
 from .._reader import ByteReader
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
+from .sniff import MAGIC, sniff_binary  # noqa: F401 (sniff_binary: re-exported)
 
-MAGIC = b"<SALEAE>"
 _MAX_S = 1e9  #: largest |time| in seconds accepted from a file (int64 ns reach 9.2e9 s)
 _NAME_RE = re.compile(r"digital_(\d+)\.bin$")
-
-
-def sniff_binary(head: bytes, path: Path) -> bool:
-    """``<SALEAE>`` magic, export version 0 or 1, type 0 (digital)."""
-    if len(head) < 16 or head[:8] != MAGIC:
-        return False
-    version, typ = int.from_bytes(head[8:12], "little"), int.from_bytes(head[12:16], "little")
-    return version in (0, 1) and typ == 0
 
 
 class _Chan:

@@ -28,18 +28,13 @@ import numpy as np
 from .._edges import ChannelEdges, build_edge_trace, changes_to_edges
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
+from .sniff import sniff_csv  # noqa: F401 (re-exported)
 
 #: at most 19 integer digits: longer numbers are out of range anyway (and would reach int()'s limit)
 _REL_RE = re.compile(r"^([+-]?)(\d{1,19})(?:\.(\d*))?$")
 _ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
                      r"(Z|[+-]\d{2}:?\d{2})?$")
-_HEADER = b"Time [s],"
 _FRAC_RE = re.compile(r"\.(\d+)")
-
-
-def sniff_csv(head: bytes, path: Path) -> bool:
-    """A CSV whose header starts with ``Time [s],``."""
-    return head.lstrip(b"\xef\xbb\xbf").startswith(_HEADER)
 
 
 def parse_time_ns(s: str) -> tuple[int, bool] | None:

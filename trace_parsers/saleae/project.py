@@ -14,8 +14,7 @@ from typing import Any
 
 from ..errors import TraceError, TraceFormatError
 from ..sigrok._zip import ZipArchive, is_zip
-
-_LOGICDATA_MARK = b"Data save"
+from .sniff import sniff_project  # noqa: F401 (re-exported)
 
 SAL_ADVICE = ("open it in Saleae Logic 2 and use File > Export Data (CSV or Binary, digital "
               "channels), or script it with logic2-automation "
@@ -23,22 +22,6 @@ SAL_ADVICE = ("open it in Saleae Logic 2 and use File > Export Data (CSV or Bina
               "digital_<N>.bin files")
 LOGICDATA_ADVICE = ("open it in Saleae Logic 1.x and use Options > Export Data (CSV, one row per "
                     "change), or open it in Logic 2 and export as for .sal, then read the export")
-
-
-def _is_sal(path: Path) -> bool:
-    try:
-        with ZipArchive(str(path), code="SALEAE_UNSUPPORTED") as z:
-            names = set(z.members)
-    except TraceError:
-        return False
-    return "meta.json" in names and any(n.startswith(("digital-", "analog-")) for n in names)
-
-
-def sniff_project(head: bytes, path: Path) -> bool:
-    """A ``.sal`` zip (``meta.json`` + ``digital-N.bin``) or a ``.logicdata`` ("Data save") file."""
-    if is_zip(head):
-        return _is_sal(path)
-    return _LOGICDATA_MARK in head[:32] and head[:1] == b"\x7f"
 
 
 def _sal_summary(path: Path) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._edges import WordEdgeScanner, build_edge_trace
+from .._edges import ChannelEdges, WordEdgeScanner, build_edge_trace
 from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import (
     TraceCorruptError,
@@ -109,6 +109,15 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
     A capture whose edges would exceed the edge limit (``CROSSTRACE_MAX_EDGES``, see
     :func:`trace_parsers._edges.max_edges`) raises ``LIMIT_EXCEEDED`` instead of exhausting memory.
     """
+    channels, edge_kwargs = decode_sigrok(path, on_corrupt=on_corrupt, samplerate=samplerate,
+                                          unitsize=unitsize)
+    return build_edge_trace(channels, **edge_kwargs)
+
+
+def decode_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | str | None = None,
+                  unitsize: int | None = None) -> tuple[list[ChannelEdges], dict[str, Any]]:
+    """The decode core of :func:`read_sigrok`: every channel's edges (:class:`ChannelEdges`) and
+    the keywords of :func:`~trace_parsers._edges.build_edge_trace` that turn them into the trace."""
     on_corrupt = validate_on_corrupt(on_corrupt)
     rate_arg = _parse_rate_arg(samplerate)
     p = str(path)
@@ -152,9 +161,8 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
         "driver": info["driver"], "logic_entries": members,
         "samplerate_in_file": info["samplerate_string"],
     }
-    return build_edge_trace(channels, source_format="sigrok", path=p, tick_hz=rate,
-                            total_ticks=scanner.samples, source_version=str(info["version"]),
-                            diagnostics=diags, extra=extra)
+    return channels, dict(source_format="sigrok", path=p, tick_hz=rate, total_ticks=scanner.samples,
+                          source_version=str(info["version"]), diagnostics=diags, extra=extra)
 
 
 def _read_header(z: ZipArchive, p: str, on_corrupt: Any = "raise", diags: list[Diagnostic] | None = None,

@@ -39,8 +39,9 @@ class Container:
     lost_cores: list[tuple[int, int]] = field(default_factory=list)
 
 
-def parse_container(data: bytes, path: str | None = None) -> Container:
-    """Locate the stream(s). Raises ``TraceFormatError`` (SV_BAD_HEADER / SV_BAD_MAGIC)."""
+def parse_container(data: bytes, path: str | None = None, size: int | None = None) -> Container:
+    """Locate the stream(s). Raises ``TraceFormatError`` (SV_BAD_HEADER / SV_BAD_MAGIC).
+    ``size``: the file has ``size`` bytes and ``data`` is its first ``MAX_HEADER + 16`` or more."""
     lines, line_offs, pos = _header_lines(data, path)
     prefix = 0
     if data[pos:pos + 4] == PREFIX_MAGIC:
@@ -62,7 +63,7 @@ def parse_container(data: bytes, path: str | None = None) -> Container:
                 raise TraceFormatError(f"expected '; Offset Core<0..255> <byte offset>', found "
                                        f"{ln[:60]!r}", code="SV_BAD_HEADER", path=path, offset=loff)
             offsets.append((core, off))
-    end = len(data)
+    end = len(data) if size is None else size
     lost: list[tuple[int, int]] = []
     if offsets:
         offsets.sort(key=lambda t: t[1])

@@ -86,8 +86,9 @@ def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: 
                 handles[h] = (nm, prio)
     seen = [np.uint64(ram_base) + (np.array(s["handles"], np.uint64) << np.uint64(shift))
             for s in scans if s["handles"]]
-    extra_h = np.unique(np.concatenate(seen)) if seen else np.zeros(0, np.uint64)
-    for h in extra_h.tolist():
+    # sorted(set()) rather than np.unique, which imports numpy.ma (10 ms on the `info` path)
+    extra_h = sorted({int(h) for a in seen for h in a.tolist()})
+    for h in extra_h:
         if h not in handles:
             handles[int(h)] = (f"task@0x{int(h):x}", -1)
     return [Task(i, nm, prio, h) for i, (h, (nm, prio)) in enumerate(handles.items())]
@@ -114,11 +115,20 @@ def _texts(r: RawStream, rows: list[int], strings: list[str], markers: dict[int,
                 markers[int(vals[1])] = s or ""
 
 
-def _table(description: Any, sysdesc: dict[str, str]) -> OsTable | None:
+def _table(description: Any, sysdesc: dict[str, str],
+           cache: dict[Any, OsTable | None] | None = None) -> OsTable | None:
+    """The OS table (``cache``: tables already loaded by a previous ``decide`` of this read)."""
+    key = (id(description), tuple(sorted(sysdesc.items())))
+    if cache is not None and key in cache:
+        return cache[key]
     if description is not None:
-        return load_description(description)
-    pick = choose_table(sysdesc)
-    return load_bundled(pick) if pick else None
+        table = load_description(description)
+    else:
+        pick = choose_table(sysdesc)
+        table = load_bundled(pick) if pick else None
+    if cache is not None:
+        cache[key] = table
+    return table
 
 
 @dataclass
@@ -136,7 +146,8 @@ class Decided:
     named: bytes  #: lookup of the OS table's ids (index = id), for ``sv_convert``
 
 
-def decide(infos: list[StreamInfo], description: Any, diags: list[Diagnostic]) -> Decided:
+def decide(infos: list[StreamInfo], description: Any, diags: list[Diagnostic],
+           table_cache: dict[Any, OsTable | None] | None = None) -> Decided:
     """INIT (tick rate, task id expansion), SYSDESC and the OS table; appends SV_NO_INIT and the
     IdShift notice to ``diags``."""
     init = next((i.init for i in infos if i.init), None)
@@ -151,7 +162,7 @@ def decide(infos: list[StreamInfo], description: Any, diags: list[Diagnostic]) -
     tick_hz = int(init["sys_freq"]) if init and init["sys_freq"] > 0 else None
     sysdesc_texts = [t for i in infos for t in i.sysdesc]
     sysdesc, isr_names = _sysdesc_items(sysdesc_texts)
-    table = _table(description, sysdesc)
+    table = _table(description, sysdesc, table_cache)
     named = b""
     if table is not None and table.events:
         lut = np.zeros(max(table.events) + 2, dtype=np.uint8)

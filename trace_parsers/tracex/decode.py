@@ -101,25 +101,31 @@ class RawTrace:
             return np.array(parts[0], dtype=np.uint32)
         return np.concatenate(parts).astype(np.uint32, copy=False)
 
-    def chunk(self, start: int, stop: int) -> np.ndarray:
-        """Events ``start..stop`` (chronological positions) as a native ``(stop - start, 8)`` uint32 array."""
-        parts, pos = [], 0
+    def parts(self, start: int, stop: int) -> list[tuple[int, int, int]]:
+        """The events at chronological positions ``start..stop`` as ``(position, first slot, end
+        slot)`` runs of consecutive slots (at most two: a wrapped buffer)."""
+        out, pos = [], 0
         for a, b in self._ranges:
             lo, hi = max(start - pos, 0), min(stop - pos, b - a)
             if lo < hi:
-                parts.append(self.slots[a + lo:a + hi])
+                out.append((pos + lo - start, a + lo, a + hi))
             pos += b - a
+        return out
+
+    def chunk(self, start: int, stop: int) -> np.ndarray:
+        """Events ``start..stop`` (chronological positions) as a native ``(stop - start, 8)`` uint32
+        array: a read-only view of the file's bytes when they are in native order and contiguous."""
+        parts = [self.slots[a:b] for _, a, b in self.parts(start, stop)]
+        if not parts:
+            return np.zeros((0, 8), np.uint32)
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return out.astype(np.uint32)
+        return out.astype(np.uint32, copy=False)
 
     def slot_of(self, start: int, stop: int) -> np.ndarray:
         """Slot numbers of the events at chronological positions ``start..stop`` (int64)."""
-        parts, pos = [], 0
-        for a, b in self._ranges:
-            lo, hi = max(start - pos, 0), min(stop - pos, b - a)
-            if lo < hi:
-                parts.append(np.arange(a + lo, a + hi, dtype=np.int64))
-            pos += b - a
+        parts = [np.arange(a, b, dtype=np.int64) for _, a, b in self.parts(start, stop)]
+        if not parts:
+            return np.zeros(0, np.int64)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     @property

@@ -25,18 +25,11 @@ from .._edges import ChannelEdges, build_edge_trace, changes_to_edges, rescale_t
 from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
 from ..model import Diagnostic, Severity, Trace
+from . import sniff  # noqa: F401 (re-exported)
 
 _UNIT_HZ = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9, "ps": 10**12, "fs": 10**15}
 _TS_RE = re.compile(r"^\s*(1|10|100)\s*(s|ms|us|ns|ps|fs)\s*$")
 _MAX_TIME = 1 << 62
-_KEYWORDS = (b"$date", b"$version", b"$timescale", b"$scope", b"$var", b"$upscope",
-             b"$enddefinitions", b"$comment", b"$dumpvars")
-
-
-def sniff(head: bytes, path: Path) -> bool:
-    """Text starting with a VCD section keyword (after whitespace)."""
-    h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return h.startswith(_KEYWORDS)
 
 
 class _Var:
@@ -46,8 +39,8 @@ class _Var:
         self.index = index
         self.name = name
         self.scope = scope
-        self.times: list[int] = []
-        self.levels: list[int] = []
+        self.times: list[int] | np.ndarray = []
+        self.levels: list[int] | np.ndarray = []
         self.unknown = 0
 
 
@@ -59,6 +52,14 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     rate is ``1 / $timescale``.  ``on_corrupt`` applies to a body that cannot be parsed (times going
     backwards, a change for an undeclared identifier): raise, or keep the edges before it.
     """
+    channels, edge_kwargs = decode_vcd(path, on_corrupt=on_corrupt, samplerate=samplerate)
+    return build_edge_trace(channels, **edge_kwargs)
+
+
+def decode_vcd(path: str | Path, *, on_corrupt: str = "raise",
+               samplerate: int | None = None) -> tuple[list[ChannelEdges], dict[str, Any]]:
+    """The decode core of :func:`read_vcd`: every channel's edges (:class:`ChannelEdges`) and the
+    keywords of :func:`~trace_parsers._edges.build_edge_trace` that turn them into the trace."""
     on_corrupt = validate_on_corrupt(on_corrupt)
     p = str(path)
     try:
@@ -66,21 +67,50 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     except OSError as e:
         raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR", path=p) from None
     diags: list[Diagnostic] = []
+    body_start = header_end(data, p)
+    tick_hz, timescale, ids, allvars = parse_header(data[:body_start], p, diags)
+    cut = _cut_line(data)
+    off = body_start
     # undecodable bytes become lone surrogates (one character per byte), so that byte offsets can be
     # recomputed exactly with _nbytes(); names are cleaned with _clean() before they reach the model
-    text = data.decode("utf-8", "surrogateescape")
-    cut = _cut_line(data)
-    # -- header ---------------------------------------------------------------------------------
-    end_def = text.find("$enddefinitions")
+    body = data[body_start:].decode("utf-8", "surrogateescape")
+    if cut is not None and cut[0] >= off:  # the file ends inside a line: that line is not parsed
+        body = body[:len(body) - cut[1]]
+    st = BodyState(p, on_corrupt, diags)
+    st.parse(body, off, ids)
+    st.finish(cut, len(data), allvars)
+    rate, scale = sample_scale(tick_hz, samplerate, p)
+    chans = []
+    for v in allvars:
+        tv = np.asarray(v.times, dtype=np.int64)
+        if scale[0] != scale[1]:
+            tv = rescale_ticks(tv, *scale)
+        init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
+        chans.append(ChannelEdges(v.index, v.name, init, ev))
+    extra = {"timescale": timescale, "vcd_tick_hz": tick_hz}
+    return chans, dict(source_format="vcd", path=p, tick_hz=rate,
+                       total_ticks=scaled_total(st.last_time, scale), diagnostics=diags, extra=extra)
+
+
+def header_end(data: bytes, p: str) -> int:
+    """Byte offset of the body: just after the ``$end`` closing ``$enddefinitions``."""
+    end_def = data.find(b"$enddefinitions")
     if end_def < 0:
         raise TraceFormatError("expected '$enddefinitions' ending the VCD header, found none",
                                code="VCD_BAD_SYNTAX", path=p, offset=0)
-    body_start = text.find("$end", end_def + len("$enddefinitions"))
+    body_start = data.find(b"$end", end_def + len(b"$enddefinitions"))
     if body_start < 0:
         raise TraceFormatError("'$enddefinitions' is not closed by '$end'", code="VCD_BAD_SYNTAX",
-                               path=p, offset=_nbytes(text[:end_def]))
-    body_start += len("$end")
-    header = text[:end_def]
+                               path=p, offset=end_def)
+    return body_start + len(b"$end")
+
+
+def parse_header(head: bytes, p: str, diags: list[Diagnostic]
+                 ) -> tuple[int | None, str, dict[str, list[_Var]], list[_Var]]:
+    """Tick rate, timescale text, identifier -> variables and the one-bit variables of the header
+    bytes ``head`` (up to the body); a NOTICE for skipped vectors goes to ``diags``."""
+    text = head.decode("utf-8", "surrogateescape")
+    header = text[:text.find("$enddefinitions")]
     tick_hz, timescale = _timescale(header, p)
     ids: dict[str, list[_Var]] = {}
     allvars: list[_Var] = []
@@ -113,130 +143,139 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
         diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{len(skipped_vectors)} multi-bit variable(s) "
                                 f"skipped: {', '.join(skipped_vectors[:8])}",
                                 count=len(skipped_vectors), severity=Severity.NOTICE))
-    # -- body -----------------------------------------------------------------------------------
-    now = 0
-    last_time = 0
-    junk_lines = 0
-    off = _nbytes(text[:body_start])
-    body = text[body_start:]
-    if cut is not None and cut[0] >= off:  # the file ends inside a line: that line is not parsed
-        body = body[:len(body) - cut[1]]
-    pos_bytes = off
-    damaged = False
-    in_comment = False
-    fast = _fast_body(body, ids) if body.isascii() else None
-    if fast is not None:
-        last_time = fast
-        body = ""  # done: the loop below is the general (slow) path
-    for line in body.splitlines(keepends=True):
-        line_off = pos_bytes
-        pos_bytes += _nbytes(line) if not line.isascii() else len(line)
-        toks = line.split()
-        if not toks:
-            continue
+    return tick_hz, timescale, ids, allvars
+
+
+def sample_scale(tick_hz: int | None, samplerate: int | None, p: str) -> tuple[int | None, tuple[int, int]]:
+    """The trace's tick rate and the ``(num, den)`` that turns VCD times into its ticks."""
+    if not samplerate:
+        return tick_hz, (1, 1)
+    if not tick_hz:
+        raise TraceFormatError("cannot convert to samples: the timescale is not an integer rate",
+                               code="VCD_BAD_SYNTAX", path=p, offset=0)
+    rate = int(samplerate)
+    if not rate_ok(rate):
+        raise ValueError(f"Invalid value for the 'samplerate' parameter: expected 1 .. {MAX_RATE_HZ} "
+                         f"Hz, but got {samplerate!r} instead.")
+    return rate, (rate, tick_hz)
+
+
+def scaled_total(last_time: int, scale: tuple[int, int]) -> int:
+    num, den = scale
+    return last_time if num == den else (last_time * num + den // 2) // den  # Python int: exact
+
+
+class BodyState:
+    """Parse state of the body, carried from one piece of text to the next (the whole read parses
+    one piece; the chunked read parses blocks that start at a line)."""
+
+    def __init__(self, p: str, on_corrupt: str, diags: list[Diagnostic]) -> None:
+        self.p, self.on_corrupt, self.diags = p, on_corrupt, diags
+        self.now = 0
+        self.last_time = 0
+        self.junk_lines = 0
+        self.in_comment = False
+        self.damaged = False
+
+    def parse(self, body: str, off: int, ids: dict[str, list[_Var]]) -> None:
+        """Append the changes of ``body`` (text from file offset ``off``) to the variables."""
+        fast = (_fast_body(body, ids, self.now) if body.isascii() and not self.in_comment
+                and not self.damaged else None)
+        if fast is not None:
+            self.now = self.last_time = max(self.last_time, fast)
+            return
+        if not self.damaged:
+            self._general(body, off, ids)
+
+    def _general(self, body: str, off: int, ids: dict[str, list[_Var]]) -> None:
+        pos_bytes = off
+        for line in body.splitlines(keepends=True):
+            line_off = pos_bytes
+            pos_bytes += _nbytes(line) if not line.isascii() else len(line)
+            toks = line.split()
+            if toks and self._line(toks, line_off, ids):
+                return
+
+    def _line(self, toks: list[str], line_off: int, ids: dict[str, list[_Var]]) -> bool:
+        """One line's tokens; True when the body is damaged here (parsing stops)."""
         i = 0
-        bad = False
         while i < len(toks):
             t = toks[i]
             c = t[0]
-            if in_comment:
+            if self.in_comment:
                 if t == "$end":
-                    in_comment = False
+                    self.in_comment = False
                 i += 1
                 continue
             if c == "#":
                 tnew = parse_uint(t[1:])  # None for junk and for numbers beyond int64
                 if tnew is None:
-                    bad = True
                     break
-                if tnew < now or tnew > _MAX_TIME:
-                    err = TraceCorruptError(
-                        f"timestamp #{tnew} goes backwards (previous #{now}) or is out of range, "
-                        f"at byte 0x{line_off:x}", code="VCD_BAD_SYNTAX", path=p, offset=line_off)
-                    handle_corrupt(err, on_corrupt, diags)
-                    damaged = True
-                    break
-                now = tnew
-                last_time = max(last_time, now)
+                if tnew < self.now or tnew > _MAX_TIME:
+                    return self._damage(f"timestamp #{tnew} goes backwards (previous #{self.now}) or is "
+                                        f"out of range, at byte 0x{line_off:x}", line_off)
+                self.now = tnew
+                self.last_time = max(self.last_time, tnew)
                 i += 1
             elif c in "01xXzZ" and len(t) > 1:
                 vs = ids.get(t[1:])
                 if vs is None:
-                    err = TraceCorruptError(f"value change for undeclared identifier {t[1:]!r}",
-                                            code="VCD_BAD_SYNTAX", path=p, offset=line_off)
-                    handle_corrupt(err, on_corrupt, diags)
-                    damaged = True
-                    break
+                    return self._damage(f"value change for undeclared identifier {t[1:]!r}", line_off)
                 for v in vs:
                     if c in "01":
-                        v.times.append(now)
-                        v.levels.append(1 if c == "1" else 0)
+                        v.times.append(self.now)  # type: ignore[union-attr]
+                        v.levels.append(1 if c == "1" else 0)  # type: ignore[union-attr]
                     else:
                         v.unknown += 1
                 i += 1
             elif c in "bBrR":
                 if i + 1 < len(toks) and c in "bB":
-                    vs = ids.get(toks[i + 1], [])
                     bits = t[1:].lstrip("0") or "0"
-                    for v in vs:  # a one-bit variable written as a vector
+                    for v in ids.get(toks[i + 1], []):  # a one-bit variable written as a vector
                         if bits in ("0", "1"):
-                            v.times.append(now)
-                            v.levels.append(int(bits))
+                            v.times.append(self.now)  # type: ignore[union-attr]
+                            v.levels.append(int(bits))  # type: ignore[union-attr]
                         else:
                             v.unknown += 1
                 i += 2
             elif c == "$":
                 if t == "$comment":
-                    in_comment = True
+                    self.in_comment = True
                 i += 1  # $dumpvars/$dumpon/$dumpoff/$dumpall/$end
             else:
-                bad = True
                 break
-        if damaged:
-            break
-        if bad:
-            junk_lines += 1
-    if cut is not None and not damaged:
-        handle_corrupt(TraceCorruptError(
-            f"the file ends inside a line (no line end after the last {cut[1]} characters at 0x{cut[0]:x}): "
-            "it was probably cut; that incomplete line is ignored and later data is missing",
-            code="TRUNCATED", path=p, offset=cut[0]), on_corrupt, diags)
-    elif in_comment and not damaged:
-        handle_corrupt(TraceCorruptError("the file ends inside a $comment (no closing $end): it was "
-                                         "probably cut", code="TRUNCATED", path=p, offset=len(data)),
-                       on_corrupt, diags)
-    if junk_lines:
-        diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{junk_lines} line(s) that are not VCD skipped "
-                                "(e.g. analog values printed by sigrok)", count=junk_lines,
-                                severity=Severity.NOTICE))
-    unknown = sum(v.unknown for v in allvars)
-    if unknown:
-        diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{unknown} 'x'/'z' value(s) kept the previous "
-                                "level", count=unknown, severity=Severity.NOTICE))
-    rate = tick_hz
-    scale_num, scale_den = 1, 1
-    if samplerate:
-        if not tick_hz:
-            raise TraceFormatError("cannot convert to samples: the timescale is not an integer rate",
-                                   code="VCD_BAD_SYNTAX", path=p, offset=0)
-        rate = int(samplerate)
-        if not rate_ok(rate):
-            raise ValueError(f"Invalid value for the 'samplerate' parameter: expected 1 .. {MAX_RATE_HZ} "
-                             f"Hz, but got {samplerate!r} instead.")
-        scale_num, scale_den = rate, tick_hz
-    chans = []
-    for v in allvars:
-        tv = np.asarray(v.times, dtype=np.int64)
-        if scale_num != scale_den:
-            tv = rescale_ticks(tv, scale_num, scale_den)
-        init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
-        chans.append(ChannelEdges(v.index, v.name, init, ev))
-    total = last_time
-    if scale_num != scale_den:
-        total = (total * scale_num + scale_den // 2) // scale_den  # Python int: exact
-    extra = {"timescale": timescale, "vcd_tick_hz": tick_hz}
-    return build_edge_trace(chans, source_format="vcd", path=p, tick_hz=rate, total_ticks=total,
-                            diagnostics=diags, extra=extra)
+        else:
+            return False
+        self.junk_lines += 1  # a token that is not VCD: the rest of the line is skipped
+        return False
+
+    def _damage(self, message: str, offset: int) -> bool:
+        handle_corrupt(TraceCorruptError(message, code="VCD_BAD_SYNTAX", path=self.p, offset=offset),
+                       self.on_corrupt, self.diags)
+        self.damaged = True
+        return True
+
+    def finish(self, cut: tuple[int, int] | None, size: int, allvars: list[_Var], unknown: int | None = None
+               ) -> None:
+        """The diagnostics of the end of the body (``unknown``: the x/z count when the variables
+        no longer hold it)."""
+        if cut is not None and not self.damaged:
+            handle_corrupt(TraceCorruptError(
+                f"the file ends inside a line (no line end after the last {cut[1]} characters at "
+                f"0x{cut[0]:x}): it was probably cut; that incomplete line is ignored and later data is "
+                "missing", code="TRUNCATED", path=self.p, offset=cut[0]), self.on_corrupt, self.diags)
+        elif self.in_comment and not self.damaged:
+            handle_corrupt(TraceCorruptError("the file ends inside a $comment (no closing $end): it was "
+                                             "probably cut", code="TRUNCATED", path=self.p, offset=size),
+                           self.on_corrupt, self.diags)
+        if self.junk_lines:
+            self.diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{self.junk_lines} line(s) that are not VCD "
+                                         "skipped (e.g. analog values printed by sigrok)",
+                                         count=self.junk_lines, severity=Severity.NOTICE))
+        unknown = sum(v.unknown for v in allvars) if unknown is None else unknown
+        if unknown:
+            self.diags.append(diagnostic("VCD_BAD_SYNTAX", 0, f"{unknown} 'x'/'z' value(s) kept the "
+                                         "previous level", count=unknown, severity=Severity.NOTICE))
 
 
 def _nbytes(s: str) -> int:
@@ -276,17 +315,18 @@ def _timescale(header: str, p: str) -> tuple[int | None, str]:
 _DOLLAR_OK = {b"$dumpvars", b"$end", b"$dumpon", b"$dumpoff", b"$dumpall"}
 
 
-def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
+def _fast_body(body: str, ids: dict[str, list[_Var]], now: int = 0) -> int | None:
     """Vectorised parse of a plain VCD body (``#t`` and scalar ``0/1/x/z<id>`` tokens only).
 
-    Fills the variables' ``times``/``levels``/``unknown`` and returns the last timestamp, or returns
+    Fills the variables' ``times``/``levels``/``unknown`` (changes before the first ``#`` are at
+    ``now``, the time reached before this text) and returns the last timestamp, or returns
     None (touching nothing) when the body needs the general parser: vectors, reals, comments,
     non-VCD text, unknown or aliased identifiers, identifiers longer than 8 characters, times going
     backwards.  About 20x faster than the token loop on large files.
     """
     raw = body.encode("ascii")
     if not raw.strip():
-        return 0
+        return now
     arr = np.frombuffer(raw, np.uint8)
     # token boundaries: whitespace (any byte <= 0x20 in ASCII text) <-> non-whitespace switches
     ws = np.empty(arr.size + 2, np.int8)
@@ -315,7 +355,7 @@ def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
         if np.any(has & ((d < 0) | (d > 9))):
             return None
         tval = np.where(has, tval * 10 + d, tval)
-    if tval.size > 1 and np.any(np.diff(tval) < 0):
+    if tval.size and (tval[0] < now or (tval.size > 1 and np.any(np.diff(tval) < 0))):
         return None
     # identifiers of value tokens, packed into uint64 keys
     id_start, id_len = start[is_val] + 1, length[is_val] - 1
@@ -337,7 +377,7 @@ def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
             kk = kk * 256 + ch
         known[kk] = vs[0]
     if not known:
-        return None if id_len.size else int(tval[-1]) if tval.size else 0
+        return None if id_len.size else int(tval[-1]) if tval.size else now
     kkeys = np.array(sorted(known), dtype=np.uint64)
     pos = np.searchsorted(kkeys, key)
     pos = np.minimum(pos, kkeys.size - 1)
@@ -346,7 +386,7 @@ def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
     # time of each value token = the last '#' before it (0 before the first one)
     tok_idx = np.arange(start.size)
     last_t = np.maximum.accumulate(np.where(is_time, tok_idx, -1))
-    time_of_tok = np.zeros(start.size, np.int64)
+    time_of_tok = np.full(start.size, now, np.int64)
     tpos = np.cumsum(is_time) - 1  # index into tval of the latest '#'
     ok = last_t >= 0
     time_of_tok[ok] = tval[tpos[ok]]
@@ -357,7 +397,7 @@ def _fast_body(body: str, ids: dict[str, list[_Var]]) -> int | None:
     for j, v in enumerate(order):
         sel = pos == j
         lv = sel & known_level
-        v.times = vt[lv].tolist()
-        v.levels = (vfirst[lv] == ord("1")).astype(np.int8).tolist()
+        v.times = vt[lv]  # arrays (the general path appends to lists): np.asarray takes both
+        v.levels = (vfirst[lv] == ord("1")).view(np.int8)
         v.unknown = int(np.count_nonzero(sel & ~known_level))
-    return int(tval[-1]) if tval.size else 0
+    return int(tval[-1]) if tval.size else now

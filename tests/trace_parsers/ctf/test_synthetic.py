@@ -141,7 +141,12 @@ def test_open_trace_recognises_every_shape(old: Path, percpu: Path, tmp_path: Pa
     assert len(read_ctf(lone / "channel0_0", metadata=old / "metadata")) == 20
     with pytest.raises(TraceFormatError) as e:
         detect_format(lone)
-    assert e.value.code == "IO_ERROR"
+    assert e.value.code == "CTF_NO_METADATA"  # was IO_ERROR "Is a directory"
+    assert "channel0_0" in str(e.value) and "'metadata'" in str(e.value)
+    (lone / "channel0_0").rename(lone / "notes.txt")
+    with pytest.raises(TraceFormatError) as e:
+        detect_format(lone)
+    assert e.value.code == "FMT_UNKNOWN" and "a folder, not a recording file" in str(e.value)
 
 
 def test_capture_folder_companions_are_not_streams(old: Path) -> None:

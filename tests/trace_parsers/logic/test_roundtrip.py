@@ -264,7 +264,7 @@ def test_vcd_fast_and_general_parsers_agree(tmp_path_factory, cap, dumpvars: boo
     write_vcd(p, [f"s{i}" for i in range(n)], initial, edges, total, dumpvars=dumpvars)
     fast = open_trace(p)
     orig = vcd_reader._fast_body
-    vcd_reader._fast_body = lambda body, ids: None
+    vcd_reader._fast_body = lambda body, ids, now=0: None
     try:
         slow = open_trace(p)
     finally:

@@ -1,11 +1,12 @@
 """The Rust model conversion (systemview/fast.py) gives exactly the NumPy path's traces.
 
-Both paths run through ``read_systemview``: ``CROSSTRACE_SV_FAST=0`` selects the NumPy conversion
-(convert.py), the default the Rust one (a spy checks it really ran). Compared: every event column
-byte for byte, metadata, side tables, diagnostics, strings, and raised errors (code and message).
-Inputs: the reference corpus, the committed captures' .SVDat files, and seeded synthetic streams
-with every packet id, NOP, OVERFLOW, deep ISR nesting, logs, markers, modules, several cores
-(ESP core bit, 3.60 offsets, per-core file pairs) and damage.
+Every path runs through ``read_systemview``: ``CROSSTRACE_SV_FAST=0`` selects the NumPy conversion
+(convert.py); the default is the fused Rust pass (fused.py), ``CROSSTRACE_SV_FUSED=0`` the Rust
+conversion of whole-stream raw columns (fast.py); a spy checks the chosen one really ran.
+Compared: every event column byte for byte, metadata, side tables, diagnostics, strings, and
+raised errors (code and message). Inputs: the reference corpus, the committed captures' .SVDat
+files, and seeded synthetic streams with every packet id, NOP, OVERFLOW, deep ISR nesting, logs,
+markers, modules, several cores (ESP core bit, 3.60 offsets, per-core file pairs) and damage.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from tests.conftest import CAPTURES, corpus_dir
 from trace_parsers import _core
 from trace_parsers.model import CtxType, EventKind, Trace
-from trace_parsers.systemview import fast, read_systemview
+from trace_parsers.systemview import fast, fused, read_systemview
 
 from ._encoder import HEADER_OPENOCD, Encoder
 
@@ -32,9 +33,12 @@ RAM = 0x20000000
 HDR_ESP = b";\n; Version     SEGGER SystemViewer V2.42\n; Author      x\n; ESP_Extension\n;\n"
 
 
-def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool, **kw: Any) -> Any:
+def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool | str, **kw: Any) -> Any:
+    """``use_fast``: False (NumPy), True / "fused" (the default path) or "columns"."""
     calls: list[int] = []
-    real = fast.build_trace_fast
+    columns = use_fast == "columns"
+    mod, fn = (fast, "build_trace_fast") if columns or not use_fast else (fused, "read_fused")
+    real = getattr(mod, fn)
 
     def spy(*a: Any, **k: Any) -> Trace:
         calls.append(1)
@@ -42,8 +46,10 @@ def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool, **kw: Any) -> A
 
     with mp.context() as m:
         m.setenv("CROSSTRACE_SV_FAST", "1" if use_fast else "0")
+        m.setenv("CROSSTRACE_SV_FUSED", "0" if columns else "1")
         m.setenv("CROSSTRACE_SV_BLOCKS", "0")  # the columns path (test_chunks covers the other)
-        m.setattr(fast, "build_trace_fast", spy)
+        m.setattr(mod, fn, spy)
+        m.setattr(fused, "MIN_STREAM", 0)  # the fused pass even for these small files
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -51,7 +57,7 @@ def _outcome(paths: Any, mp: pytest.MonkeyPatch, use_fast: bool, **kw: Any) -> A
             except Exception as e:  # the same error must come out of both paths
                 out = ("error", type(e).__name__, getattr(e, "code", None), str(e))
     if use_fast and not isinstance(out, tuple):
-        assert calls, "the Rust conversion was not used"
+        assert calls, f"the Rust conversion ({fn}) was not used"
     if not use_fast:
         assert not calls, "CROSSTRACE_SV_FAST=0 still used the Rust conversion"
     return out
@@ -76,7 +82,10 @@ def differences(a: Any, b: Any) -> list[str]:
 
 
 def _same(paths: Any, mp: pytest.MonkeyPatch, **kw: Any) -> Any:
+    """The NumPy path, the Rust conversion of raw columns and the fused pass agree."""
     ref = _outcome(paths, mp, False, **kw)
+    cols = _outcome(paths, mp, "columns", **kw)
+    assert differences(ref, cols) == []
     got = _outcome(paths, mp, True, **kw)
     assert differences(ref, got) == []
     return got
@@ -249,7 +258,7 @@ def test_comparison_detects_a_changed_row(tmp_path: Path, monkeypatch: pytest.Mo
         return buf, api, srt
 
     monkeypatch.setattr(_core, "sv_convert", broken)
-    got = _outcome(p, monkeypatch, True)
+    got = _outcome(p, monkeypatch, "columns")
     assert any(d.startswith("column ctx_type") for d in differences(ref, got))
 
 

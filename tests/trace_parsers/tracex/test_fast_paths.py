@@ -1,4 +1,4 @@
-"""The reader's shortcuts give the same answers as the plain code: the run-wise thread lookup, the
+"""The reader's shortcuts give the same answers as the plain code: the run-wise context lookup, the
 magic bytes spelled in the package (so that sniffing does not import the decoder)."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from trace_parsers import tracex
+from trace_parsers.model import CtxType
 from trace_parsers.tracex import format as fmt
-from trace_parsers.tracex.convert import _Threads
+from trace_parsers.tracex.convert import _contexts, _Threads
 
 
 def test_magics_match_the_format() -> None:
@@ -35,13 +36,21 @@ def _threads(addrs: list[int]) -> _Threads:
 
 
 @pytest.mark.parametrize("run", [1, 2, 16, 1000])
-def test_lookup_runs_equals_lookup(run: int) -> None:
+def test_contexts_per_run_equal_per_event(run: int) -> None:
+    """The context lookup done once per run of equal thread pointers (or per event when the runs
+    are short) gives every event the plain per-event answer, unknown pointers added in order."""
     rng = np.random.default_rng(run)
     addrs = [0x20001000, 0x20000100, 0x20003000, 0x20000100]  # a duplicate: the first index wins
-    pool = np.array(addrs + [0xFFFFFFFF, 0xF0F0F0F0, 0, 0x12345678], np.uint32)
+    pool = np.array(addrs + [0xFFFFFFFF, 0xF0F0F0F0, 0, 0x12345678, 0x12345600], np.uint32)
     values = np.repeat(rng.choice(pool, 5000 // run + 1), rng.integers(1, 2 * run + 1, 5000 // run + 1))
     t = _threads(addrs)
-    assert np.array_equal(t.lookup_runs(values), t.lookup(values))
-    assert t.lookup_runs(values[:0]).size == 0
-    assert np.array_equal(t.lookup_runs(values[:1]), t.lookup(values[:1]))
-    assert np.array_equal(_threads([]).lookup_runs(values), np.full(values.size, -1, np.int32))
+    starts, ctype, ids = _contexts(values, t)
+    assert (starts is None) == (run <= 2)  # runs of 1.5 or 2.5 events on average: per event
+    assert t.addrs[4:] == [a for a in dict.fromkeys(values.tolist()) if a in (0x12345678, 0x12345600)]
+    lens = np.diff(starts, append=values.size) if starts is not None else np.ones(values.size, np.int64)
+    want_type = np.select([values == 0xFFFFFFFF, values == 0xF0F0F0F0, values == 0],
+                          [CtxType.ISR, CtxType.INIT, CtxType.NONE], CtxType.TASK)
+    assert np.array_equal(np.repeat(ctype, lens), want_type)
+    assert np.array_equal(np.repeat(ids, lens), t.lookup(values))
+    assert (np.repeat(ids, lens)[want_type == CtxType.TASK] >= 0).all()
+    assert np.array_equal(_threads([]).lookup(values), np.full(values.size, -1, np.int32))

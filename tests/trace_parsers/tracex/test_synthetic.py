@@ -319,3 +319,24 @@ def test_ct_sites_table_matches_firmware_header():
 def test_error_is_trace_error():
     with pytest.raises(TraceError):
         decode_bytes(b"")
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("enc", ["ihex", "srec", "hex"])
+def test_text_encoding_offsets_point_into_the_text_file(trx_corpus, tmp_path, enc):
+    """``src_offset`` of a hex-text export is the offset of the record's hex digits in the user's file,
+    not an offset in the converted binary (a record's first byte = the raw reader's mapping)."""
+    data = (trx_corpus / CORPUS_FILES[0]).read_bytes()
+    def plain(b: bytes) -> bytes:
+        return b"\n".join(b[i:i + 16].hex(" ").encode() for i in range(0, len(b), 16))
+
+    text = {"ihex": hexfmt.to_ihex, "srec": hexfmt.to_srec, "hex": plain}[enc](data)
+    p = write(tmp_path, text, "t.hex")
+    ev = open_trace(p).events
+    binary = open_trace(write(tmp_path, data, "t.trx")).events
+    assert len(ev) == len(binary) > 0
+    assert not np.array_equal(ev["src_offset"], binary["src_offset"])  # the binary offsets differ
+    assert np.array_equal(np.sort(ev["src_offset"]), np.sort(read_raw(p).src_offset))
+    for off, boff in zip(ev["src_offset"][:50].tolist(), binary["src_offset"][:50].tolist()):
+        digits = text[off:off + 2]  # the first byte of the 32-byte record, as two hex digits
+        assert digits.lower() == data[boff:boff + 1].hex().encode()

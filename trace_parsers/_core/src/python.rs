@@ -40,7 +40,7 @@ pub(crate) fn alloc_bytearray(
 
 /// Ask for transparent huge pages on large column buffers: first-touch page faults are a large
 /// part of the decode cost. Advisory only; failures are ignored.
-fn advise_huge(addr: usize, len: usize) {
+pub(crate) fn advise_huge(addr: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
@@ -71,7 +71,7 @@ pub(crate) fn shrink(obj: &Bound<'_, PyAny>, nbytes: usize) -> PyResult<()> {
     Ok(())
 }
 
-fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: plain-old-data integers viewed as bytes (native endianness, read as such by NumPy).
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
@@ -151,6 +151,13 @@ where
     d.set_item("p0", p0)?;
     d.set_item("p1", p1)?;
     d.set_item("p2", p2)?;
+    side_items(&d, &side)?;
+    Ok(d)
+}
+
+/// The aux records, strings, diagnostics and stream facts of `side` into the result dict `d`.
+pub(crate) fn side_items(d: &Bound<'_, PyDict>, side: &Side) -> PyResult<()> {
+    let py = d.py();
     d.set_item("aux_row", PyBytes::new_bound(py, as_bytes(&side.aux_row)))?;
     d.set_item(
         "aux_start",
@@ -174,10 +181,10 @@ where
     d.set_item("sync_bytes", side.sync_bytes)?;
     d.set_item("ts_end", side.ts_end)?;
     d.set_item("str_order", order_code(side.str_order))?;
-    Ok(d)
+    Ok(())
 }
 
-fn order_code(o: Option<StrOrder>) -> u8 {
+pub(crate) fn order_code(o: Option<StrOrder>) -> u8 {
     match o {
         None | Some(StrOrder::Auto) => 0,
         Some(StrOrder::LoHi) => 1,
@@ -185,7 +192,7 @@ fn order_code(o: Option<StrOrder>) -> u8 {
     }
 }
 
-fn parse_order(str_order: u8) -> PyResult<StrOrder> {
+pub(crate) fn parse_order(str_order: u8) -> PyResult<StrOrder> {
     match str_order {
         0 => Ok(StrOrder::Auto),
         1 => Ok(StrOrder::LoHi),
@@ -351,6 +358,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sv_decode, m)?)?;
     m.add_class::<SvStreamDecoder>()?;
     m.add_class::<crate::python_model::SvConverter>()?;
+    m.add_class::<crate::python_fused::SvFused>()?;
     m.add_function(wrap_pyfunction!(crate::python_model::sv_scan, m)?)?;
     m.add_function(wrap_pyfunction!(crate::python_model::sv_convert, m)?)?;
     m.add("SV_MAX_PACKETS_PER_BYTE", 0.5)?;

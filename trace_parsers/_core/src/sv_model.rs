@@ -69,25 +69,25 @@ const KIND_LUT: [u8; 32] = {
     t
 };
 
-const ID_NOP: u32 = 0;
-const ID_OVERFLOW: u32 = 1;
+pub(crate) const ID_NOP: u32 = 0;
+pub(crate) const ID_OVERFLOW: u32 = 1;
 const ID_ISR_ENTER: u32 = 2;
-const ID_START_EXEC: u32 = 4;
+pub(crate) const ID_START_EXEC: u32 = 4;
 const ID_STOP_READY: u32 = 7;
 const ID_SYSTIME_CYCLES: u32 = 12;
 const ID_SYSTIME_US: u32 = 13;
 const ID_MARK_START: u32 = 15;
 const ID_MARK_STOP: u32 = 16;
 const ID_TIMER_ENTER: u32 = 19;
-const ID_PRINT: u32 = 26;
+pub(crate) const ID_PRINT: u32 = 26;
 const ID_END_CALL: u32 = 28;
-const ID_EX: u32 = 31;
+pub(crate) const ID_EX: u32 = 31;
 const ID_OS_FIRST: u32 = 32;
 const EX_MARK: u32 = 0;
-const EX_NAME_MARKER: u32 = 1;
-const META_IDS: [u32; 8] = [9, 12, 13, 14, 21, 22, 24, 25];
+pub(crate) const EX_NAME_MARKER: u32 = 1;
+pub(crate) const META_IDS: [u32; 8] = [9, 12, 13, 14, 21, 22, 24, 25];
 
-fn is_target(id: u32) -> bool {
+pub(crate) fn is_target(id: u32) -> bool {
     matches!(id, 6 | 7 | 8 | 29)
 }
 
@@ -103,83 +103,7 @@ pub struct Raw<'a, O> {
     pub p2: &'a [u32],
 }
 
-/// What the Python side needs before converting: counts, metadata rows and task handles.
-#[derive(Debug, Default)]
-pub struct Scan {
-    /// (id, packets) in ascending id order, NOP included.
-    pub counts: Vec<(u32, u64)>,
-    /// Rows of metadata packets (INIT, SYSDESC, TASK_INFO, ...), in stream order.
-    pub meta_rows: Vec<u64>,
-    /// Rows of PRINT_FORMATTED and EX NAME_MARKER packets, in stream order.
-    pub text_rows: Vec<u64>,
-    /// Distinct raw (shrunk) task ids named by target/switch-in packets, ascending.
-    pub handles: Vec<u32>,
-    /// p0 of every OVERFLOW packet.
-    pub ovf_values: Vec<u32>,
-    /// Rows that become events (every packet except NOP).
-    pub events: u64,
-    pub min_ts: Option<u64>,
-    /// Packets per ESP core-bit value (NOP included).
-    pub core_counts: Vec<u64>,
-    /// ESP core-bit values of the rows that become events, ascending.
-    pub event_cores: Vec<u8>,
-}
-
-pub fn scan<O>(r: &Raw<'_, O>) -> Scan {
-    let mut dense = vec![0u64; 1 << 16];
-    let mut sparse: HashMap<u32, u64> = HashMap::new();
-    let mut core_counts = vec![0u64; 256];
-    let mut ev_cores = [false; 256];
-    let mut handles: HashSet<u32> = HashSet::new();
-    let mut last_h: Option<u32> = None;
-    let mut s = Scan::default();
-    let mut min_ts = u64::MAX;
-    for j in 0..r.id.len() {
-        let id = r.id[j];
-        if id < 1 << 16 {
-            dense[id as usize] += 1;
-        } else {
-            *sparse.entry(id).or_insert(0) += 1;
-        }
-        core_counts[r.core[j] as usize] += 1;
-        if id == ID_NOP {
-            continue;
-        }
-        s.events += 1;
-        ev_cores[r.core[j] as usize] = true;
-        min_ts = min_ts.min(r.ts[j]);
-        if id < 32 {
-            if is_target(id) || id == ID_START_EXEC {
-                let h = r.p0[j];
-                if last_h != Some(h) {
-                    handles.insert(h);
-                    last_h = Some(h);
-                }
-            } else if META_IDS.contains(&id) {
-                s.meta_rows.push(j as u64);
-            } else if id == ID_PRINT || (id == ID_EX && r.p0[j] == EX_NAME_MARKER) {
-                s.text_rows.push(j as u64);
-            } else if id == ID_OVERFLOW {
-                s.ovf_values.push(r.p0[j]);
-            }
-        }
-    }
-    s.counts = dense
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| **c > 0)
-        .map(|(i, c)| (i as u32, *c))
-        .collect();
-    let mut big: Vec<(u32, u64)> = sparse.into_iter().collect();
-    big.sort_unstable();
-    s.counts.extend(big);
-    s.handles = handles.into_iter().collect();
-    s.handles.sort_unstable();
-    s.min_ts = (s.events > 0).then_some(min_ts);
-    s.core_counts = core_counts;
-    s.event_cores = (0..=255u8).filter(|c| ev_cores[*c as usize]).collect();
-    s
-}
+pub use crate::sv_scan::{scan, Scan};
 
 /// Exact `x / d` for an invariant divisor by a multiply-high and one correction step.
 #[derive(Clone, Copy)]
@@ -195,19 +119,21 @@ impl Div {
             inv: if d > 1 { (u64::MAX / d) as u64 } else { 0 },
         }
     }
-    #[inline]
+    #[inline(always)]
     fn div_rem(self, x: u64) -> (u64, u64) {
         if self.d <= 1 {
             return (x, 0);
         }
         // inv <= 2^64 / d, so the estimate is q or q - 1 (or q - 2 when inv was rounded down by
-        // u64::MAX); the loop corrects it.
+        // u64::MAX); two branch-free steps correct it (a loop's branch mispredicts often).
         let mut q = ((x as u128 * self.inv as u128) >> 64) as u64;
         let mut r = x - q * self.d;
-        while r >= self.d {
-            q += 1;
-            r -= self.d;
+        for _ in 0..2 {
+            let c = (r >= self.d) as u64;
+            q += c;
+            r -= c * self.d;
         }
+        debug_assert!(r < self.d);
         (q, r)
     }
 }
@@ -260,7 +186,7 @@ impl Default for Ctx {
 
 impl Ctx {
     /// (ctx_type, ctx_id) of an event of `kind` (arg: IRQ or dense task index).
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, kind: u8, arg: i32) -> (u8, i32) {
         if kind == K_OVERFLOW {
             self.depth = 0;
@@ -319,7 +245,7 @@ impl<'a> TaskIndex<'a> {
             valid: [false; 64],
         }
     }
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, raw: u32) -> i32 {
         let slot = (raw.wrapping_mul(0x9E37_79B1) >> 26) as usize;
         if self.valid[slot] && self.cache[slot].0 == raw {
@@ -333,7 +259,7 @@ impl<'a> TaskIndex<'a> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn put(row: &mut [u8], at: usize, b: &[u8]) {
     row[at..at + b.len()].copy_from_slice(b);
 }
@@ -355,16 +281,37 @@ struct Clock {
     hz: u64,
     div: Div,
     origin: u64,
+    /// The last `rel` and its `(rel / hz, rel % hz)`: timestamps mostly grow by less than `hz`,
+    /// so the quotient follows by one comparison instead of a division.
+    last: (u64, u64, u64),
 }
 
 impl Clock {
-    #[inline]
-    fn ns(&self, ts_raw: u64) -> i64 {
+    fn new(hz: u64, origin: u64) -> Self {
+        Clock {
+            hz,
+            div: Div::new(hz),
+            origin,
+            last: (0, 0, 0),
+        }
+    }
+
+    #[inline(always)]
+    fn ns(&mut self, ts_raw: u64) -> i64 {
         let rel = ts_raw.wrapping_sub(self.origin);
         if self.hz == 0 {
             return rel as i64;
         }
-        let (q, rem) = self.div.div_rem(rel);
+        let (prev, q0, r0) = self.last;
+        let (q, rem) = match rel.checked_sub(prev) {
+            Some(d) if d < self.hz => {
+                let r = r0 + d; // < 2 * hz
+                let c = (r >= self.hz) as u64;
+                (q0 + c, r - c * self.hz)
+            }
+            _ => self.div.div_rem(rel),
+        };
+        self.last = (rel, q, rem);
         let frac = if self.hz <= 18_446_744_073 {
             self.div.div_rem(rem * 1_000_000_000).0
         } else {
@@ -438,7 +385,7 @@ impl<'a, 's> Mapper<'a, 's> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn row(&mut self, kid: u32, p0: u32, p1: u32, p2: u32, nv: u8) -> Row {
         let mut o = Row {
             kind: KIND_LUT[kid.min(31) as usize],
@@ -501,7 +448,7 @@ impl<'a, 's> Mapper<'a, 's> {
     }
 }
 
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn write_row(out: &mut [u8], ts: i64, ts_raw: u64, core: u8, ctx: (u8, i32), o: &Row, off: u64) {
     let mut row = [0u8; ROW];
@@ -549,17 +496,7 @@ pub fn convert_part<O: Copy + Into<u64>>(
     out: &mut [u8],
     progress: &mut dyn FnMut(usize),
 ) -> usize {
-    let clock = Clock {
-        hz: p.tick_hz,
-        div: Div::new(p.tick_hz),
-        origin: p.origin,
-    };
-    let mut ctx = std::mem::take(&mut st.ctx);
-    if ctx.is_empty() {
-        ctx = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
-    }
-    let (mut sorted, mut last_ts) = (st.sorted, st.last_ts);
-    let mut map = Mapper::new(p, st);
+    let mut conv = Conv::new(p, st);
     let mut k = 0usize;
     for j in 0..r.id.len() {
         if j % PROGRESS_ROWS == 0 && j > 0 {
@@ -569,29 +506,74 @@ pub fn convert_part<O: Copy + Into<u64>>(
         if kid == ID_NOP {
             continue;
         }
-        let o = map.row(kid, r.p0[j], r.p1[j], r.p2[j], r.nv[j]);
-        let core = if p.esp { r.core[j] } else { p.stream_core };
-        let c = ctx[if p.esp { core as usize } else { 0 }].step(o.kind, o.arg);
-        let ts = clock.ns(r.ts[j]);
-        sorted &= ts >= last_ts;
-        last_ts = ts;
-        let off = p.start.wrapping_add(r.off[j].into());
-        write_row(
-            &mut out[k * ROW..(k + 1) * ROW],
-            ts,
-            r.ts[j],
-            core,
-            c,
-            &o,
-            off,
-        );
+        let v = [r.p0[j], r.p1[j], r.p2[j]];
+        let row = &mut out[k * ROW..(k + 1) * ROW];
+        conv.write(row, kid, r.core[j], r.nv[j], r.ts[j], v, r.off[j].into());
         k += 1;
     }
     progress(r.id.len());
-    st.ctx = ctx;
-    st.sorted = sorted;
-    st.last_ts = last_ts;
+    conv.done();
     k
+}
+
+/// The conversion of one packet after another (`convert_part`, and `sv_fused` straight from
+/// the decoder): mapping, running context per core and ticks -> ns.
+pub(crate) struct Conv<'a, 's> {
+    p: &'a Params<'a>,
+    map: Mapper<'a, 's>,
+    ctx: Vec<Ctx>,
+    clock: Clock,
+    sorted: bool,
+    last_ts: i64,
+}
+
+impl<'a, 's> Conv<'a, 's> {
+    pub(crate) fn new(p: &'a Params<'a>, st: &'s mut ConvState) -> Self {
+        let mut ctx = std::mem::take(&mut st.ctx);
+        if ctx.is_empty() {
+            ctx = vec![Ctx::default(); if p.esp { 256 } else { 1 }];
+        }
+        let (sorted, last_ts) = (st.sorted, st.last_ts);
+        Conv {
+            p,
+            map: Mapper::new(p, st),
+            ctx,
+            clock: Clock::new(p.tick_hz, p.origin),
+            sorted,
+            last_ts,
+        }
+    }
+
+    /// Write the row of one non-NOP packet (`off`: stream-relative) into `row` (`ROW` bytes).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn write(
+        &mut self,
+        row: &mut [u8],
+        kid: u32,
+        core_bit: u8,
+        nv: u8,
+        ts_raw: u64,
+        v: [u32; 3],
+        off: u64,
+    ) {
+        let p = self.p;
+        let o = self.map.row(kid, v[0], v[1], v[2], nv);
+        let core = if p.esp { core_bit } else { p.stream_core };
+        let c = self.ctx[if p.esp { core as usize } else { 0 }].step(o.kind, o.arg);
+        let ts = self.clock.ns(ts_raw);
+        self.sorted &= ts >= self.last_ts;
+        self.last_ts = ts;
+        write_row(row, ts, ts_raw, core, c, &o, p.start.wrapping_add(off));
+    }
+
+    /// Hand the running state back to the `ConvState` for the next part.
+    pub(crate) fn done(self) {
+        let st = self.map.st;
+        st.ctx = self.ctx;
+        st.sorted = self.sorted;
+        st.last_ts = self.last_ts;
+    }
 }
 
 #[cfg(test)]

@@ -135,6 +135,28 @@ pub struct Side {
     pub str_order: Option<StrOrder>,
 }
 
+/// One decoded packet: id, ESP core bit, numeric fields (`nv` of them, the first three in `v`),
+/// cumulative ticks and stream-relative offset.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pkt {
+    pub id: u32,
+    pub core: u8,
+    pub nv: u8,
+    pub ts: u64,
+    pub off: u64,
+    pub v: [u32; 3],
+}
+
+/// Where `Decoder::run_sink` puts the packets (columns, or the fused conversion of `sv_fused`).
+pub trait Sink {
+    /// The row the next packet gets (its aux records name it).
+    fn row(&self) -> usize;
+    /// False when no further packet fits (the decode stops with a CORRUPT_REGION diagnostic).
+    fn room(&self) -> bool;
+    /// Take one packet; its aux records (if any) are the last ones of `side` naming `row()`.
+    fn push(&mut self, p: &Pkt, side: &mut Side);
+}
+
 /// An upper bound on the number of packets in `len` bytes (every packet has >= 2 bytes).
 pub fn max_packets(len: usize) -> usize {
     len / 2 + 1
@@ -160,65 +182,20 @@ pub fn find_sync(data: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-enum Fail {
-    /// EOF inside a packet.
-    Eof(&'static str),
-    /// Impossible structure.
-    Bad(String),
-}
+#[path = "sv_columns.rs"]
+mod columns;
+#[path = "sv_packet.rs"]
+mod packet;
+use columns::ColSink;
+pub use columns::{decode_owned, put_varint, Owned};
+#[cfg(test)]
+use packet::Cur;
+use packet::Fail;
 
-struct Cur<'d> {
-    d: &'d [u8],
-    pos: usize,
-    end: usize,
-    /// File offset of `d[0]` (for messages).
-    org: u64,
-}
-
-impl<'d> Cur<'d> {
-    #[inline(always)]
-    fn byte(&mut self) -> Result<u8, Fail> {
-        if self.pos < self.end {
-            let b = self.d[self.pos];
-            self.pos += 1;
-            Ok(b)
-        } else {
-            Err(Fail::Eof("EOF in packet"))
-        }
-    }
-
-    /// Unsigned LEB128, at most 5 bytes.
-    #[inline(always)]
-    fn varint(&mut self) -> Result<u32, Fail> {
-        if self.pos < self.end {
-            let b = self.d[self.pos];
-            if b < 0x80 {
-                self.pos += 1;
-                return Ok(b as u32);
-            }
-        }
-        self.varint_slow()
-    }
-
-    #[inline(never)]
-    fn varint_slow(&mut self) -> Result<u32, Fail> {
-        let mut v: u64 = 0;
-        for i in 0..5 {
-            if self.pos >= self.end {
-                return Err(Fail::Eof("EOF in varint"));
-            }
-            let b = self.d[self.pos];
-            self.pos += 1;
-            v |= ((b & 0x7F) as u64) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v as u32);
-            }
-        }
-        Err(Fail::Bad(format!(
-            "varint longer than 5 bytes at 0x{:x}",
-            self.org + (self.pos - 5) as u64
-        )))
-    }
+/// What a phase of `run_sink` leaves: go on from this position, or stop there.
+enum Step {
+    Go(usize),
+    Stop(usize),
 }
 
 /// Where a resumable decode stands between two windows of the same stream.
@@ -349,172 +326,27 @@ impl<'d> Decoder<'d> {
         cols: &mut Columns<'_, O>,
         side: &mut Side,
     ) -> (usize, usize) {
-        let cap = cols
-            .id
-            .len()
-            .min(cols.core.len())
-            .min(cols.nv.len())
-            .min(cols.ts.len())
-            .min(cols.off.len())
-            .min(cols.p0.len())
-            .min(cols.p1.len())
-            .min(cols.p2.len());
-        // Re-slice every column to exactly `cap` so the `n < cap` check below covers all writes.
-        let mut cols = Columns {
-            id: &mut cols.id[..cap],
-            core: &mut cols.core[..cap],
-            nv: &mut cols.nv[..cap],
-            ts: &mut cols.ts[..cap],
-            off: &mut cols.off[..cap],
-            p0: &mut cols.p0[..cap],
-            p1: &mut cols.p1[..cap],
-            p2: &mut cols.p2[..cap],
-        };
-        let cols = &mut cols;
-        let end = self.end;
-        let mut n = 0usize;
+        let mut sink = ColSink::new(cols);
+        let used = self.run_sink(last, &mut sink, side);
+        (sink.n, used)
+    }
+
+    /// `run_window` into any `Sink` (one `push` per packet, in stream order). Returns the bytes
+    /// consumed.
+    pub fn run_sink<S: Sink>(&mut self, last: bool, sink: &mut S, side: &mut Side) -> usize {
         let mut pos = self.start;
         loop {
-            match self.phase {
-                Phase::Done => {
-                    pos = end;
+            let step = match self.phase {
+                Phase::Done => Step::Stop(self.end),
+                Phase::Packets => self.packets(pos, last, sink, side),
+                Phase::Resync { from } => self.resync(pos, from, last, side),
+                Phase::Start | Phase::StartScan => self.first_sync(pos, last, side),
+            };
+            match step {
+                Step::Go(p) => pos = p,
+                Step::Stop(p) => {
+                    pos = p;
                     break;
-                }
-                Phase::Start => {
-                    let sync_here = end - pos >= SYNC_LEN
-                        && self.data[pos..pos + SYNC_LEN].iter().all(|&b| b == 0);
-                    if self.opts.expect_sync && sync_here {
-                        pos += SYNC_LEN;
-                        side.sync_bytes += SYNC_LEN as u64;
-                        self.phase = Phase::Packets;
-                    } else if self.opts.expect_sync && end - pos < SYNC_LEN && !last {
-                        break;
-                    } else {
-                        self.phase = Phase::StartScan;
-                    }
-                }
-                Phase::StartScan => match find_sync(&self.data[..end], pos) {
-                    Some(s) => {
-                        let skipped = self.rel(s);
-                        if self.opts.expect_sync || skipped > 0 {
-                            side.diags.push(Diag {
-                                code: Code::Resync,
-                                offset: 0,
-                                count: skipped,
-                                fatal: false,
-                                detail: format!(
-                                    "expected the 10-zero sync at the stream start; skipped {} bytes to the first sync",
-                                    skipped
-                                ),
-                            });
-                        }
-                        pos = s + SYNC_LEN;
-                        side.sync_bytes += SYNC_LEN as u64;
-                        self.phase = Phase::Packets;
-                    }
-                    None if last => {
-                        side.diags.push(Diag {
-                            code: Code::NoSync,
-                            offset: 0,
-                            count: self.stream_len,
-                            fatal: true,
-                            detail: "expected a SystemView stream (10 zero bytes followed by TRACE_START 0x0A), found none"
-                                .to_string(),
-                        });
-                        self.phase = Phase::Done;
-                    }
-                    None => {
-                        // a sync may start in the last SYNC_LEN bytes: search them again
-                        pos = pos.max(end.saturating_sub(SYNC_LEN));
-                        break;
-                    }
-                },
-                Phase::Resync { from } => match find_sync(&self.data[..end], pos) {
-                    Some(s) => {
-                        let at = self.rel(s);
-                        side.diags.push(Diag {
-                            code: Code::Resync,
-                            offset: from,
-                            count: at - from,
-                            fatal: false,
-                            detail: format!(
-                                "skipped {} damaged bytes to the next sync at stream offset 0x{:x}",
-                                at - from,
-                                at
-                            ),
-                        });
-                        pos = s + SYNC_LEN;
-                        side.sync_bytes += SYNC_LEN as u64;
-                        self.phase = Phase::Packets;
-                    }
-                    None if last => {
-                        let left = self.stream_len - from;
-                        side.diags.push(Diag {
-                            code: Code::Resync,
-                            offset: from,
-                            count: left,
-                            fatal: false,
-                            detail: format!(
-                                "no sync after the damage: {} bytes to the end of the stream not decoded",
-                                left
-                            ),
-                        });
-                        self.phase = Phase::Done;
-                    }
-                    None => {
-                        pos = pos.max(end.saturating_sub(SYNC_LEN));
-                        break;
-                    }
-                },
-                Phase::Packets => {
-                    if pos >= end {
-                        if last {
-                            self.phase = Phase::Done;
-                        }
-                        break;
-                    }
-                    if n >= cap {
-                        side.diags.push(Diag {
-                            code: Code::Corrupt,
-                            offset: self.rel(pos),
-                            count: (end - pos) as u64,
-                            fatal: true,
-                            detail: "output capacity exhausted".to_string(),
-                        });
-                        self.phase = Phase::Done;
-                        continue;
-                    }
-                    let pkt = pos;
-                    match self.packet(pos, n, cols, side) {
-                        Ok(next) => {
-                            cols.off[n] = O::from_u64(self.rel(pkt));
-                            n += 1;
-                            pos = next;
-                        }
-                        Err(f) => {
-                            // Drop any aux/strings the failed packet started to write.
-                            self.rollback(n, side);
-                            match f {
-                                Fail::Eof(_) if !last => break, // the packet continues in the next window
-                                Fail::Eof(what) => {
-                                    self.cut_at(pkt, what, side);
-                                    self.phase = Phase::Done;
-                                }
-                                Fail::Bad(msg) => {
-                                    let rel = self.rel(pkt);
-                                    side.diags.push(Diag {
-                                        code: Code::Corrupt,
-                                        offset: rel,
-                                        count: 1,
-                                        fatal: true,
-                                        detail: msg,
-                                    });
-                                    self.phase = Phase::Resync { from: rel };
-                                    pos = pkt + 1;
-                                }
-                            }
-                        }
-                    }
                 }
             }
         }
@@ -523,7 +355,166 @@ impl<'d> Decoder<'d> {
             StrOrder::Auto => None,
             o => Some(o),
         };
-        (n, pos - self.start)
+        pos - self.start
+    }
+
+    /// Phases Start and StartScan: the sync at the stream start, else the first one.
+    fn first_sync(&mut self, mut pos: usize, last: bool, side: &mut Side) -> Step {
+        let end = self.end;
+        if self.phase == Phase::Start {
+            let sync_here =
+                end - pos >= SYNC_LEN && self.data[pos..pos + SYNC_LEN].iter().all(|&b| b == 0);
+            if self.opts.expect_sync && sync_here {
+                pos += SYNC_LEN;
+                side.sync_bytes += SYNC_LEN as u64;
+                self.phase = Phase::Packets;
+                return Step::Go(pos);
+            } else if self.opts.expect_sync && end - pos < SYNC_LEN && !last {
+                return Step::Stop(pos);
+            }
+            self.phase = Phase::StartScan;
+        }
+        match find_sync(&self.data[..end], pos) {
+            Some(s) => {
+                let skipped = self.rel(s);
+                if self.opts.expect_sync || skipped > 0 {
+                    side.diags.push(Diag {
+                        code: Code::Resync,
+                        offset: 0,
+                        count: skipped,
+                        fatal: false,
+                        detail: format!(
+                            "expected the 10-zero sync at the stream start; skipped {} bytes to the first sync",
+                            skipped
+                        ),
+                    });
+                }
+                pos = s + SYNC_LEN;
+                side.sync_bytes += SYNC_LEN as u64;
+                self.phase = Phase::Packets;
+                Step::Go(pos)
+            }
+            None if last => {
+                side.diags.push(Diag {
+                    code: Code::NoSync,
+                    offset: 0,
+                    count: self.stream_len,
+                    fatal: true,
+                    detail: "expected a SystemView stream (10 zero bytes followed by TRACE_START 0x0A), found none"
+                        .to_string(),
+                });
+                self.phase = Phase::Done;
+                Step::Go(pos)
+            }
+            None => {
+                // a sync may start in the last SYNC_LEN bytes: search them again
+                Step::Stop(pos.max(end.saturating_sub(SYNC_LEN)))
+            }
+        }
+    }
+
+    /// Phase Resync: the next sync after damage found at stream offset `from`.
+    fn resync(&mut self, pos: usize, from: u64, last: bool, side: &mut Side) -> Step {
+        let end = self.end;
+        match find_sync(&self.data[..end], pos) {
+            Some(s) => {
+                let at = self.rel(s);
+                side.diags.push(Diag {
+                    code: Code::Resync,
+                    offset: from,
+                    count: at - from,
+                    fatal: false,
+                    detail: format!(
+                        "skipped {} damaged bytes to the next sync at stream offset 0x{:x}",
+                        at - from,
+                        at
+                    ),
+                });
+                side.sync_bytes += SYNC_LEN as u64;
+                self.phase = Phase::Packets;
+                Step::Go(s + SYNC_LEN)
+            }
+            None if last => {
+                let left = self.stream_len - from;
+                side.diags.push(Diag {
+                    code: Code::Resync,
+                    offset: from,
+                    count: left,
+                    fatal: false,
+                    detail: format!(
+                        "no sync after the damage: {} bytes to the end of the stream not decoded",
+                        left
+                    ),
+                });
+                self.phase = Phase::Done;
+                Step::Go(pos)
+            }
+            None => Step::Stop(pos.max(end.saturating_sub(SYNC_LEN))),
+        }
+    }
+
+    /// Phase Packets: packets into `sink` until the window ends, damage or the stream's end.
+    #[inline(always)]
+    fn packets<S: Sink>(
+        &mut self,
+        mut pos: usize,
+        last: bool,
+        sink: &mut S,
+        side: &mut Side,
+    ) -> Step {
+        let end = self.end;
+        loop {
+            if pos >= end {
+                if last {
+                    self.phase = Phase::Done;
+                }
+                return Step::Stop(pos);
+            }
+            if !sink.room() {
+                side.diags.push(Diag {
+                    code: Code::Corrupt,
+                    offset: self.rel(pos),
+                    count: (end - pos) as u64,
+                    fatal: true,
+                    detail: "output capacity exhausted".to_string(),
+                });
+                self.phase = Phase::Done;
+                return Step::Go(pos);
+            }
+            let pkt = pos;
+            let row = sink.row();
+            match self.packet(pos, row, side) {
+                Ok((next, mut p)) => {
+                    p.off = self.rel(pkt);
+                    sink.push(&p, side);
+                    pos = next;
+                }
+                Err(f) => {
+                    // Drop any aux/strings the failed packet started to write.
+                    self.rollback(row, side);
+                    match f {
+                        Fail::Eof(_) if !last => return Step::Stop(pos), // continues in the next window
+                        Fail::Eof(what) => {
+                            self.cut_at(pkt, what, side);
+                            self.phase = Phase::Done;
+                            return Step::Go(pos);
+                        }
+                        Fail::Bad(msg) => {
+                            let rel = self.rel(pkt);
+                            side.diags.push(Diag {
+                                code: Code::Corrupt,
+                                offset: rel,
+                                count: 1,
+                                fatal: true,
+                                detail: msg,
+                            });
+                            self.phase = Phase::Resync { from: rel };
+                            return Step::Go(pkt + 1);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The stream ends inside the packet at `pkt`: trailing zero padding or a cut packet.
@@ -554,437 +545,41 @@ impl<'d> Decoder<'d> {
         }
     }
 
-    fn rollback(&self, n: usize, side: &mut Side) {
-        while let Some(&r) = side.aux_row.last() {
-            if (r as usize) < n {
-                break;
-            }
-            side.aux_row.pop();
-            let st = side.aux_start.pop().unwrap_or(0) as usize;
-            side.aux_vals.truncate(st);
-            side.aux_str.pop();
-        }
-        // Strings are only referenced from aux; trailing unreferenced ones are harmless but
-        // trimmed for tidiness.
-        let keep = side
-            .aux_str
-            .iter()
-            .rev()
-            .find(|&&s| s != u32::MAX)
-            .map(|&s| s as usize + 1)
-            .unwrap_or(0);
-        if side.str_ends.len() > keep {
-            side.str_ends.truncate(keep);
-            let e = if keep == 0 {
-                0
-            } else {
-                side.str_ends[keep - 1] as usize
-            };
-            side.strings.truncate(e);
-        }
+    pub(crate) fn rollback(&self, n: usize, side: &mut Side) {
+        truncate_aux(side, n);
     }
+}
 
-    /// Decode one packet at `pos` into row `n`; returns the position after it.
-    #[inline(always)]
-    fn packet<O: Offset>(
-        &mut self,
-        pos: usize,
-        n: usize,
-        cols: &mut Columns<'_, O>,
-        side: &mut Side,
-    ) -> Result<usize, Fail> {
-        let mut c = Cur {
-            d: self.data,
-            pos,
-            end: self.end,
-            org: self.org,
-        };
-        let (id, core) = self.read_id(&mut c)?;
-        let mut v = [0u32; 3];
-        let nv: usize;
-        if id < 24 {
-            nv = match id {
-                0 | 3 | 5 | 10 | 11 | 17 | 18 | 20 => 0,
-                1 | 2 | 4 | 6 | 8 | 12 | 15 | 16 | 19 => {
-                    v[0] = c.varint()?;
-                    1
-                }
-                7 | 13 | 23 => {
-                    v[0] = c.varint()?;
-                    v[1] = c.varint()?;
-                    2
-                }
-                9 => {
-                    // TASK_INFO: TaskId, Prio, Name
-                    v[0] = c.varint()?;
-                    v[1] = c.varint()?;
-                    let end = c.end;
-                    let s = self.string(&mut c, end, true, side)?;
-                    self.aux(side, n, &v[..2], s);
-                    2
-                }
-                14 => {
-                    let end = c.end;
-                    let s = self.string(&mut c, end, true, side)?;
-                    self.aux(side, n, &[], s);
-                    0
-                }
-                21 => {
-                    let a = [c.varint()?, c.varint()?, c.varint()?, c.varint()?];
-                    v.copy_from_slice(&a[..3]);
-                    self.aux(side, n, &a, u32::MAX);
-                    4
-                }
-                22 => {
-                    // MODULEDESC: ModuleId, EventOffset, string
-                    v[0] = c.varint()?;
-                    v[1] = c.varint()?;
-                    let end = c.end;
-                    let s = self.string(&mut c, end, true, side)?;
-                    self.aux(side, n, &v[..2], s);
-                    2
-                }
-                _ => 0, // unreachable: every id < 24 is listed above
-            };
+/// Drop the aux records of rows `n..` (and the strings only they referenced).
+#[inline]
+pub fn truncate_aux(side: &mut Side, n: usize) {
+    while let Some(&r) = side.aux_row.last() {
+        if (r as usize) < n {
+            break;
+        }
+        side.aux_row.pop();
+        let st = side.aux_start.pop().unwrap_or(0) as usize;
+        side.aux_vals.truncate(st);
+        side.aux_str.pop();
+    }
+    // Strings are only referenced from aux; trailing unreferenced ones are harmless but
+    // trimmed for tidiness.
+    let keep = side
+        .aux_str
+        .iter()
+        .rev()
+        .find(|&&s| s != u32::MAX)
+        .map(|&s| s as usize + 1)
+        .unwrap_or(0);
+    if side.str_ends.len() > keep {
+        side.str_ends.truncate(keep);
+        let e = if keep == 0 {
+            0
         } else {
-            let len = c.varint()? as usize;
-            let pstart = c.pos;
-            // the stream's end decides between damage and a cut; the window's end (when the
-            // stream goes on) only means the packet continues in the next window
-            let in_stream = self.stream_len - self.rel(pstart);
-            if len as u64 <= in_stream && len > c.end - pstart {
-                return Err(Fail::Eof("EOF in payload"));
-            }
-            if len as u64 > in_stream {
-                let remaining = in_stream;
-                return if len <= 0x3FFF && id < 0x1_0000 {
-                    Err(Fail::Eof("EOF in payload"))
-                } else {
-                    Err(Fail::Bad(format!(
-                        "id {} with payload length {} runs past the end of the stream ({} bytes left)",
-                        id, len, remaining
-                    )))
-                };
-            }
-            let pend = pstart + len;
-            let mut p = Cur {
-                d: self.data,
-                pos: pstart,
-                end: pend,
-                org: self.org,
-            };
-            nv = self.payload(id, &mut p, n, &mut v, side);
-            c.pos = pend;
-        }
-        let delta = c.varint()?;
-        self.ts = self.ts.wrapping_add(delta as u64);
-        cols.id[n] = id;
-        cols.core[n] = core;
-        cols.nv[n] = nv.min(255) as u8;
-        cols.ts[n] = self.ts;
-        cols.p0[n] = v[0];
-        cols.p1[n] = v[1];
-        cols.p2[n] = v[2];
-        Ok(c.pos)
-    }
-
-    #[inline(always)]
-    fn read_id(&self, c: &mut Cur<'_>) -> Result<(u32, u8), Fail> {
-        let b0 = c.byte()?;
-        if b0 < 0x80 {
-            if self.opts.esp_core_bit {
-                return Ok(((b0 & 0x3F) as u32, (b0 >> 6) & 1));
-            }
-            return Ok((b0 as u32, 0));
-        }
-        let mut core = 0u8;
-        let mut b1 = c.byte().map_err(|_| Fail::Eof("EOF in varint"))?;
-        if self.opts.esp_core_bit {
-            core = (b1 >> 6) & 1;
-            b1 &= !0x40;
-        }
-        let mut v: u64 = (b0 & 0x7F) as u64 | (((b1 & 0x7F) as u64) << 7);
-        let mut last = b1;
-        let mut i = 2;
-        while last & 0x80 != 0 {
-            if i >= 5 {
-                return Err(Fail::Bad("event id varint longer than 5 bytes".to_string()));
-            }
-            last = c.byte().map_err(|_| Fail::Eof("EOF in varint"))?;
-            v |= ((last & 0x7F) as u64) << (7 * i);
-            i += 1;
-        }
-        if v > u32::MAX as u64 {
-            return Err(Fail::Bad(format!("event id {} does not fit 32 bits", v)));
-        }
-        Ok((v as u32, core))
-    }
-
-    /// Decode a length-delimited payload (ids >= 24). Never reads past `p.end`; a short payload
-    /// just yields fewer values. Returns the number of numeric values.
-    fn payload(
-        &mut self,
-        id: u32,
-        p: &mut Cur<'_>,
-        n: usize,
-        v: &mut [u32; 3],
-        side: &mut Side,
-    ) -> usize {
-        match id {
-            25 => {
-                // NAME_RESOURCE: ResourceId, string
-                let mut vals = [0u32; 1];
-                let k = read_vals(p, &mut vals);
-                v[0] = vals[0];
-                let s = if k == 1 {
-                    self.string(p, p.end, false, side).unwrap_or(u32::MAX)
-                } else {
-                    u32::MAX
-                };
-                self.aux(side, n, &vals[..k], s);
-                k
-            }
-            26 => {
-                // PRINT_FORMATTED: string, Options, NumArgs, Args...
-                let s = self.string(p, p.end, false, side).unwrap_or(u32::MAX);
-                let mut vals = Vec::new();
-                while p.pos < p.end {
-                    match p.varint() {
-                        Ok(x) => vals.push(x),
-                        Err(_) => break,
-                    }
-                }
-                for (i, x) in vals.iter().take(3).enumerate() {
-                    v[i] = *x;
-                }
-                self.aux(side, n, &vals, s);
-                vals.len()
-            }
-            31 => {
-                // EX: SubID then sub-payload
-                let sub = match p.varint() {
-                    Ok(x) => x,
-                    Err(_) => return 0,
-                };
-                v[0] = sub;
-                match sub {
-                    1 | 6 => {
-                        // NAME_MARKER: MarkerId, string; REGISTER_DATA: Id, name, tail...
-                        let mut vals = vec![sub];
-                        let mut one = [0u32; 1];
-                        if read_vals(p, &mut one) == 1 {
-                            vals.push(one[0]);
-                            v[1] = one[0];
-                            let s = self.string(p, p.end, false, side).unwrap_or(u32::MAX);
-                            while p.pos < p.end {
-                                match p.varint() {
-                                    Ok(x) => vals.push(x),
-                                    Err(_) => break,
-                                }
-                            }
-                            self.aux(side, n, &vals, s);
-                        }
-                        vals.len()
-                    }
-                    _ => {
-                        let mut vals = [0u32; 8];
-                        let k = read_vals(p, &mut vals);
-                        v[1] = vals[0];
-                        v[2] = vals[1];
-                        if k > 2 {
-                            let mut all = vec![sub];
-                            all.extend_from_slice(&vals[..k]);
-                            self.aux(side, n, &all, u32::MAX);
-                        }
-                        k + 1
-                    }
-                }
-            }
-            _ => {
-                // INIT (24), NUMMODULES (27), END_CALL (28), TASK_TERMINATE (29), OS/user ids:
-                // numeric fields. Values beyond the third go to aux.
-                let mut first = [0u32; 3];
-                let k = read_vals(p, &mut first);
-                v.copy_from_slice(&first);
-                if k == 3 && p.pos < p.end {
-                    let mut vals = first.to_vec();
-                    while p.pos < p.end {
-                        match p.varint() {
-                            Ok(x) => vals.push(x),
-                            Err(_) => break,
-                        }
-                    }
-                    self.aux(side, n, &vals, u32::MAX);
-                    vals.len()
-                } else {
-                    k
-                }
-            }
-        }
-    }
-
-    fn aux(&self, side: &mut Side, n: usize, vals: &[u32], s: u32) {
-        side.aux_row.push(n as u32);
-        side.aux_start.push(side.aux_vals.len() as u32);
-        side.aux_str.push(s);
-        side.aux_vals.extend_from_slice(vals);
-    }
-
-    /// Read a SystemView string (§3.3) bounded by `limit`; returns its index.
-    /// `to_stream_end`: `limit` is the window end, the room for the guess is up to the stream end.
-    fn string(
-        &mut self,
-        c: &mut Cur<'_>,
-        limit: usize,
-        to_stream_end: bool,
-        side: &mut Side,
-    ) -> Result<u32, Fail> {
-        let b = c.byte()?;
-        let len: usize = if b != 0xFF {
-            b as usize
-        } else {
-            if c.pos + 2 > limit {
-                return Err(Fail::Eof("EOF in string length"));
-            }
-            let (x, y) = (self.data[c.pos], self.data[c.pos + 1]);
-            c.pos += 2;
-            let lohi = x as usize | (y as usize) << 8;
-            let hilo = (x as usize) << 8 | y as usize;
-            let room = if to_stream_end {
-                usize::try_from(self.stream_len - self.rel(c.pos)).unwrap_or(usize::MAX)
-            } else {
-                limit - c.pos
-            };
-            match self.order {
-                StrOrder::LoHi => lohi,
-                StrOrder::HiLo => hilo,
-                StrOrder::Auto => {
-                    // `FF 00 nn` is the >= 3.56 form (lo-hi would mean nn * 256 bytes). Otherwise
-                    // take the order whose length fits (<= 3.42 uses the long form only for >= 255
-                    // bytes); if both fit, the shorter one (the other is ~256x longer than any
-                    // SEGGER_SYSVIEW_MAX_STRING_LEN), with a notice when both are plausible.
-                    let ok_lh = x != 0 && lohi >= 255 && lohi <= room;
-                    let ok_hl = hilo <= room;
-                    let pick = match (ok_lh, ok_hl) {
-                        (true, false) => StrOrder::LoHi,
-                        (false, true) => StrOrder::HiLo,
-                        (false, false) => StrOrder::LoHi,
-                        (true, true) => {
-                            if lohi.max(hilo) <= 4096 {
-                                side.diags.push(Diag {
-                                    code: Code::StringOrder,
-                                    offset: self.rel(c.pos - 3),
-                                    count: 1,
-                                    fatal: false,
-                                    detail: format!(
-                                        "ambiguous long-string length bytes {:02x} {:02x}: took the shorter length",
-                                        x, y
-                                    ),
-                                });
-                            }
-                            if lohi <= hilo {
-                                StrOrder::LoHi
-                            } else {
-                                StrOrder::HiLo
-                            }
-                        }
-                    };
-                    self.order = pick;
-                    if pick == StrOrder::LoHi {
-                        lohi
-                    } else {
-                        hilo
-                    }
-                }
-            }
+            side.str_ends[keep - 1] as usize
         };
-        if len > limit - c.pos {
-            return Err(Fail::Eof("EOF in string"));
-        }
-        side.strings
-            .extend_from_slice(&self.data[c.pos..c.pos + len]);
-        side.str_ends.push(side.strings.len() as u64);
-        c.pos += len;
-        Ok((side.str_ends.len() - 1) as u32)
+        side.strings.truncate(e);
     }
-}
-
-/// Read up to `out.len()` varints while bytes remain; returns how many were read.
-fn read_vals(p: &mut Cur<'_>, out: &mut [u32]) -> usize {
-    let mut k = 0;
-    while k < out.len() && p.pos < p.end {
-        match p.varint() {
-            Ok(x) => {
-                out[k] = x;
-                k += 1;
-            }
-            Err(_) => {
-                p.pos = p.end;
-                break;
-            }
-        }
-    }
-    k
-}
-
-/// Convenience for tests and small inputs: decode into freshly allocated vectors.
-#[derive(Debug, Default)]
-pub struct Owned {
-    pub id: Vec<u32>,
-    pub core: Vec<u8>,
-    pub nv: Vec<u8>,
-    pub ts: Vec<u64>,
-    pub off: Vec<u64>,
-    pub p0: Vec<u32>,
-    pub p1: Vec<u32>,
-    pub p2: Vec<u32>,
-    pub side: Side,
-}
-
-pub fn decode_owned(data: &[u8], opts: Options) -> Owned {
-    let cap = max_packets(data.len());
-    let mut o = Owned {
-        id: vec![0; cap],
-        core: vec![0; cap],
-        nv: vec![0; cap],
-        ts: vec![0; cap],
-        off: vec![0; cap],
-        p0: vec![0; cap],
-        p1: vec![0; cap],
-        p2: vec![0; cap],
-        side: Side::default(),
-    };
-    let n = {
-        let mut cols = Columns {
-            id: &mut o.id,
-            core: &mut o.core,
-            nv: &mut o.nv,
-            ts: &mut o.ts,
-            off: &mut o.off,
-            p0: &mut o.p0,
-            p1: &mut o.p1,
-            p2: &mut o.p2,
-        };
-        Decoder::new(data, 0, data.len(), opts).run(&mut cols, &mut o.side)
-    };
-    o.id.truncate(n);
-    o.core.truncate(n);
-    o.nv.truncate(n);
-    o.ts.truncate(n);
-    o.off.truncate(n);
-    o.p0.truncate(n);
-    o.p1.truncate(n);
-    o.p2.truncate(n);
-    o
-}
-
-/// Encode an unsigned LEB128 varint (used by tests and benchmarks' generators).
-pub fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7F) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[cfg(test)]
