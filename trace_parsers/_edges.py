@@ -501,6 +501,27 @@ def check_rate_option(tick_hz: int | None, path: str | Path) -> None:
                                code="BAD_OPTION", path=str(path), offset=0)
 
 
+def take_edges(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, *, tick_hz: int | None,
+               count: Any, markers: np.ndarray | None = None) -> tuple[np.ndarray, list[Any]]:
+    """The first ``n`` edges of the sorted ``pieces`` (sample index, channel, level) as event rows,
+    written piece by piece (no concatenated copy), and the pieces left. ``count(ts, ch, level)``
+    sees every piece taken; ``markers[ch]`` is the marker of channel ``ch`` (default: ``ch``)."""
+    ev = np.empty(n, dtype=EVENT_DTYPE)
+    filled = 0
+    keep = []
+    for ts, ch, lv in pieces:
+        take = min(n - filled, ts.size)
+        if take:
+            t, c, lvl = ts[:take], ch[:take], lv[:take]
+            count(t, c, lvl)
+            edge_events(t, c if markers is None else markers[c], lvl, tick_hz=tick_hz,
+                        out=ev[filled:filled + take])
+            filled += take
+        if take < ts.size:
+            keep.append((ts[take:], ch[take:], lv[take:]))
+    return ev, keep
+
+
 def edge_events(ts_raw: np.ndarray, marker: np.ndarray, level: np.ndarray, *, tick_hz: int | None,
                 first_tick: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """Edge events from sorted columns: sample index, channel index and new level (0/1); written

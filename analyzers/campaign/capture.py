@@ -255,11 +255,7 @@ def _decode_checked(src: dict[str, Any], dest: Path, ctx: dict[str, Any]) -> Any
     except (TraceError, AnalysisError):
         raise
     except Exception as e:  # not ours: a bug; say which recording it happened on
-        raise AnalysisError(
-            f"{src['file']}: {type(e).__name__} while decoding: {e} (a crosstrace bug: please report it "
-            "with this recording)",
-            code="INTERNAL",
-        ) from e
+        raise _bug(src, "while decoding", e) from e
 
 
 def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: dict[str, Any]) -> Any:
@@ -278,11 +274,13 @@ def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: 
     except (TraceError, AnalysisError):
         raise
     except Exception as e:  # not ours: a bug; say which recording it happened on
-        raise AnalysisError(
-            f"{src['file']}: {type(e).__name__} while analyzing it in chunks: {e} (a crosstrace bug: "
-            "please report it with this recording)",
-            code="INTERNAL",
-        ) from e
+        raise _bug(src, "while analyzing it in chunks", e) from e
+
+
+def _bug(src: dict[str, Any], doing: str, e: Exception) -> AnalysisError:
+    """A foreign exception on ``src``: a crosstrace bug, reported with the recording it hit."""
+    return AnalysisError(f"{src['file']}: {type(e).__name__} {doing}: {e} (a crosstrace bug: please "
+                         "report it with this recording)", code="INTERNAL")
 
 
 def _add_user_sites(ctx: dict[str, Any], user_config: dict[str, Any]) -> None:

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from .._edges import WordEdgeScanner, check_rate_option, edge_events, edge_trace_meta, sha256_file
+from .._edges import WordEdgeScanner, check_rate_option, edge_trace_meta, sha256_file, take_edges
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
-from ..model import EVENT_DTYPE, Channel, Diagnostic, Severity, Trace
+from ..model import Channel, Diagnostic, Severity, Trace
 from ._zip import ZipArchive
 from .reader import BLOCK_BYTES, _open_session, _parse_rate_arg
 
@@ -166,18 +166,7 @@ class _Chunker:
     def _emit(self, n: int, diags: list[Diagnostic]) -> Trace:
         """The next ``n`` pending events as a chunk, written piece by piece into the event array
         (no concatenated copy: a chunk costs its events plus one piece's temporaries)."""
-        ev = np.empty(n, dtype=EVENT_DTYPE)
-        filled = 0
-        keep = []
-        for ts, col, level in self.pending:
-            take = min(n - filled, ts.size)
-            if take:
-                t, c, lv = ts[:take], col[:take], level[:take]
-                self._count(t, c, lv)
-                edge_events(t, self.index[c], lv, tick_hz=self.rate, out=ev[filled:filled + take])
-                filled += take
-            if take < ts.size:
-                keep.append((ts[take:], col[take:], level[take:]))
+        ev, keep = take_edges(self.pending, n, tick_hz=self.rate, count=self._count, markers=self.index)
         self.pending = keep
         self.npending = sum(int(k[0].size) for k in keep)
         if self.emitted == 0:

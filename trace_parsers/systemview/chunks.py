@@ -41,10 +41,10 @@ from typing import Any, Union
 import numpy as np
 
 from .. import _core
-from ..errors import TraceCorruptError, TraceFormatError, handle_corrupt, validate_on_corrupt
+from ..errors import TraceFormatError, validate_on_corrupt
 from ..model import EVENT_DTYPE, Diagnostic, EventKind, Trace, empty_events
 from .convert import StreamInfo, _collect, _stream_diags, assemble_trace, stream_facts
-from .decode import MAX_HEADER, RawStream, looks_like_systemview, parse_container, raw_stream
+from .decode import RawStream, open_container, raw_stream
 from .format import MODULE_EVENT_OFFSET
 
 __all__ = ["iter_chunks"]
@@ -53,20 +53,6 @@ PathLike = Union[str, Path]
 #: Bytes read per block (its raw columns take ~7x and its events ~12x its size).
 BLOCK_BYTES = 1 << 20
 _ROW = EVENT_DTYPE.itemsize
-
-
-class _Head(bytes):
-    """The first bytes of a file, with ``len()`` the file size (for ``parse_container``)."""
-
-    size: int
-
-    def __new__(cls, head: bytes, size: int) -> _Head:
-        o = super().__new__(cls, head)
-        o.size = size
-        return o
-
-    def __len__(self) -> int:
-        return self.size
 
 
 @dataclass
@@ -187,28 +173,10 @@ def _open(paths: list[Path], on_corrupt: str, block_bytes: int) -> tuple[list[_S
     markers: dict[int, str] = {}
     multi_file = len(paths) > 1
     for fi, p in enumerate(paths):
-        try:
-            size = p.stat().st_size
-            with open(p, "rb") as f:
-                head = f.read(MAX_HEADER + 64)
-        except OSError as e:
-            raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
-                                   path=str(p)) from None
-        if not looks_like_systemview(head[:4096]):
-            raise TraceFormatError(
-                "expected a SystemView recording (a ';' text header or 10 zero bytes followed by "
-                f"TRACE_START 0x0a), found {head[:16].hex(' ') or 'an empty file'}",
-                code="SV_BAD_MAGIC", path=str(p), offset=0)
-        cont = parse_container(_Head(head, size), str(p))
+        _head, size, cont = open_container(p, on_corrupt, diags)  # type: ignore[arg-type]
         headers.append(cont.header_lines)
         version = version or cont.version
         esp_ext = esp_ext or cont.esp_extension
-        for core, off in cont.lost_cores:
-            handle_corrupt(TraceCorruptError(
-                f"the file ends at 0x{size:x}, before the stream of Core{core} (declared at "
-                f"stream offset {off}, file offset 0x{cont.header_end + off:x}): that core is lost, "
-                "the cores before it are kept", code="TRUNCATED", path=str(p), offset=size),
-                on_corrupt, diags)  # type: ignore[arg-type]
         _hash(p, 0, cont.streams[0][1] if cont.streams else size, sha, block_bytes)
         for core, start, end in cont.streams:
             c = fi if multi_file else core

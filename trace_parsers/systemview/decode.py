@@ -9,6 +9,7 @@ exactly ``;`` (tab/space variants, optional blank line after it), an optional ``
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 
 from .. import _core
 from .._numbers import parse_uint
-from ..errors import TraceFormatError
+from ..errors import TraceCorruptError, TraceFormatError, handle_corrupt
 from .format import PREFIX_MAGIC, SYNC
 
 #: The header must end within this many bytes.
@@ -37,6 +38,33 @@ class Container:
     prefix_skipped: int = 0
     #: (core, declared stream offset) of 3.60 cores whose stream starts past the end of the file
     lost_cores: list[tuple[int, int]] = field(default_factory=list)
+
+
+def open_container(p: Any, on_corrupt: str, diags: list[Any],
+                   extra: int = 64) -> tuple[bytes, int, Container]:
+    """(first ``MAX_HEADER + extra`` bytes, file size, container) of the file ``p`` (a Path), for
+    the readers that read the streams themselves. IO_ERROR / SV_BAD_MAGIC / SV_BAD_HEADER raise;
+    a 3.60 core whose stream starts past the end is TRUNCATED damage (``on_corrupt``)."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(MAX_HEADER + extra)
+            size = os.fstat(f.fileno()).st_size
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
+                               path=str(p)) from None
+    if not looks_like_systemview(head[:4096]):
+        raise TraceFormatError(
+            "expected a SystemView recording (a ';' text header or 10 zero bytes followed by "
+            f"TRACE_START 0x0a), found {head[:16].hex(' ') or 'an empty file'}",
+            code="SV_BAD_MAGIC", path=str(p), offset=0)
+    cont = parse_container(head, str(p), size=size)
+    for core, off in cont.lost_cores:
+        handle_corrupt(TraceCorruptError(
+            f"the file ends at 0x{size:x}, before the stream of Core{core} (declared at "
+            f"stream offset {off}, file offset 0x{cont.header_end + off:x}): that core is lost, "
+            "the cores before it are kept", code="TRUNCATED", path=str(p), offset=size),
+            on_corrupt, diags)
+    return head, size, cont
 
 
 def parse_container(data: bytes, path: str | None = None, size: int | None = None) -> Container:

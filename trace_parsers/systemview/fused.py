@@ -17,7 +17,6 @@ NumPy path.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,11 +24,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .. import _core
-from ..errors import TraceCorruptError, TraceFormatError, handle_corrupt
 from ..model import EVENT_DTYPE, Diagnostic, Trace, concat_events, empty_events
 from . import fast
 from .convert import StreamInfo, _collect, _stream_diags, stream_facts
-from .decode import MAX_HEADER, Container, decode_stream, looks_like_systemview, parse_container, raw_stream
+from .decode import Container, decode_stream, open_container, raw_stream
 from .format import MODULE_EVENT_OFFSET
 
 __all__ = ["available", "read_fused"]
@@ -77,27 +75,9 @@ class _Tail:
 
 
 def _open(p: Path, on_corrupt: str) -> _File:
-    try:
-        with open(p, "rb") as f:
-            head = f.read(MAX_HEADER + 16)
-            size = os.fstat(f.fileno()).st_size
-    except OSError as e:
-        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
-                               path=str(p)) from None
-    if not looks_like_systemview(head[:4096]):
-        raise TraceFormatError(
-            "expected a SystemView recording (a ';' text header or 10 zero bytes followed by "
-            f"TRACE_START 0x0a), found {head[:16].hex(' ') or 'an empty file'}",
-            code="SV_BAD_MAGIC", path=str(p), offset=0)
-    cont = parse_container(head, str(p), size=size)
-    fl = _File(p, size, cont, head)
-    for core, off in cont.lost_cores:
-        handle_corrupt(TraceCorruptError(
-            f"the file ends at 0x{size:x}, before the stream of Core{core} (declared at "
-            f"stream offset {off}, file offset 0x{cont.header_end + off:x}): that core is lost, "
-            "the cores before it are kept", code="TRUNCATED", path=str(p), offset=size),
-            on_corrupt, fl.diags)  # type: ignore[arg-type]
-    return fl
+    diags: list[Diagnostic] = []
+    head, size, cont = open_container(p, on_corrupt, diags, extra=16)
+    return _File(p, size, cont, head, diags)
 
 
 @dataclass

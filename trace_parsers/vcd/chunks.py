@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .._edges import edge_events, edge_trace_meta, rescale_ticks, sha256_file
+from .._edges import edge_trace_meta, rescale_ticks, sha256_file, take_edges
 from ..errors import TraceFormatError, validate_on_corrupt
-from ..model import EVENT_DTYPE, Channel, Diagnostic, Trace
+from ..model import Channel, Diagnostic, Trace
 from .reader import BodyState, _Var, header_end, parse_header, sample_scale, scaled_total
 
 DEFAULT_CHUNK_EVENTS = 1 << 22
@@ -215,17 +215,7 @@ class _Chunker:
 
     def emit(self, n: int, diags: list[Diagnostic]) -> Trace:
         """The next ``n`` ready events as a chunk."""
-        ev = np.empty(n, dtype=EVENT_DTYPE)
-        filled = 0
-        keep = []
-        for ts, mk, lv in self.ready:
-            take = min(n - filled, ts.size)
-            if take:
-                self._count(ts[:take], mk[:take], lv[:take])
-                edge_events(ts[:take], mk[:take], lv[:take], tick_hz=self.rate, out=ev[filled:filled + take])
-                filled += take
-            if take < ts.size:
-                keep.append((ts[take:], mk[take:], lv[take:]))
+        ev, keep = take_edges(self.ready, n, tick_hz=self.rate, count=self._count)
         self.ready = keep
         self.ready_count -= n
         if self.emitted == 0:

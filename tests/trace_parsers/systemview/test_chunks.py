@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import CAPTURES, corpus_dir
 from trace_parsers import _core
 from trace_parsers.model import Trace
-from trace_parsers.systemview import chunks, read_systemview
+from trace_parsers.systemview import chunks, decode, read_systemview
 from trace_parsers.systemview.chunks import iter_chunks
 
 from ._encoder import HEADER_OPENOCD
@@ -261,11 +261,15 @@ def test_reads_in_bounded_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         def seek(self, n: int) -> int:
             return self.f.seek(n)
 
-    monkeypatch.setattr(chunks, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False)
+        def fileno(self) -> int:
+            return self.f.fileno()
+
+    for mod in (chunks, decode):  # the header probe is decode.open_container's
+        monkeypatch.setattr(mod, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False)
     got = list(iter_chunks(p, chunk_events=1000, block_bytes=4096))
     assert len(got) > 5 and sizes
-    assert all(0 <= n <= max(4096, chunks.MAX_HEADER + 64) for n in sizes), max(sizes)
-    assert p.stat().st_size > 2 * (chunks.MAX_HEADER + 64)  # the file is larger than any read
+    assert all(0 <= n <= max(4096, decode.MAX_HEADER + 64) for n in sizes), max(sizes)
+    assert p.stat().st_size > 2 * (decode.MAX_HEADER + 64)  # the file is larger than any read
 
 
 def test_decoder_rejects_misuse() -> None:

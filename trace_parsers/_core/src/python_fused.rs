@@ -6,8 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::python::{advise_huge, alloc_bytearray, as_bytes, parse_order, shrink, side_items};
+use crate::python_model::owned_params;
 use crate::sv_fused::{Fused, FusedState};
-use crate::sv_model::{ConvState, Params, ROW};
+use crate::sv_model::{ConvState, OwnedParams, ROW};
 use crate::systemview::{max_packets, Decoder, Options, Resume, Side};
 
 /// A stream read by `feed(address, length, last)` calls over consecutive windows of its bytes
@@ -19,30 +20,12 @@ pub struct SvFused {
     stream_len: u64,
     /// Stream offset of the next window's first byte.
     base: u64,
-    start: u64,
-    stream_core: u8,
-    esp: bool,
-    ram_base: u64,
-    shift: u32,
-    handles: Vec<u64>,
-    named: Vec<bool>,
-    mod_first: u32,
-    tick_hz: u64,
-    origin: u64,
+    par: OwnedParams,
     conv: ConvState,
     st: FusedState,
     side: Side,
     out: Option<Py<PyAny>>,
     done: bool,
-}
-
-fn u64s(b: &[u8]) -> PyResult<Vec<u64>> {
-    if b.len() % 8 != 0 {
-        return Err(PyValueError::new_err("handles must be u64 values"));
-    }
-    Ok(b.chunks_exact(8)
-        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
-        .collect())
 }
 
 #[pymethods]
@@ -70,9 +53,18 @@ impl SvFused {
         esp_core_bit: Option<bool>,
         str_order: u8,
     ) -> PyResult<Self> {
-        if shift > 32 {
-            return Err(PyValueError::new_err("shift must be 0..32"));
-        }
+        let par = owned_params(
+            start,
+            stream_core,
+            esp,
+            ram_base,
+            shift,
+            handles,
+            named,
+            mod_first,
+            tick_hz,
+            origin,
+        )?;
         let opts = Options {
             esp_core_bit: esp_core_bit.unwrap_or(esp),
             str_order: parse_order(str_order)?,
@@ -83,16 +75,7 @@ impl SvFused {
             dec: Resume::new(opts),
             stream_len,
             base: 0,
-            start,
-            stream_core,
-            esp,
-            ram_base,
-            shift,
-            handles: u64s(handles.as_bytes())?,
-            named: named.as_bytes().iter().map(|b| *b != 0).collect(),
-            mod_first,
-            tick_hz,
-            origin,
+            par,
             conv: ConvState::new(esp, log_base),
             st: FusedState::default(),
             side: Side::default(),
@@ -129,21 +112,14 @@ impl SvFused {
         let need =
             (self.st.rows + max_packets(length)).max(if self.out.is_none() { whole } else { 0 });
         let (out_addr, out_len) = self.reserve(py, need)?;
-        let p = Params {
-            start: self.start,
-            stream_core: self.stream_core,
-            esp: self.esp,
-            ram_base: self.ram_base,
-            shift: self.shift,
-            handles: &self.handles,
-            named: &self.named,
-            mod_first: self.mod_first,
-            tick_hz: self.tick_hz,
-            origin: self.origin,
-            log_base: 0,
-        };
-        let (opts, dec, base, stream_len, start) =
-            (self.opts, self.dec, self.base, self.stream_len, self.start);
+        let p = self.par.params();
+        let (opts, dec, base, stream_len, start) = (
+            self.opts,
+            self.dec,
+            self.base,
+            self.stream_len,
+            self.par.start,
+        );
         let (st, conv, side) = (&mut self.st, &mut self.conv, &mut self.side);
         let (used, next) = py.allow_threads(|| {
             // SAFETY: the caller keeps `length` bytes at `address` alive and unchanged during
@@ -207,15 +183,16 @@ impl SvFused {
         let k = &self.st.kept;
         d.set_item("meta_rows", PyList::new_bound(py, &k.meta))?;
         d.set_item("text_rows", PyList::new_bound(py, &k.text))?;
+        let c = &k.cols;
         for (name, v) in [
-            ("id", as_bytes(&k.id)),
-            ("core", &k.core[..]),
-            ("nv", &k.nv[..]),
-            ("ts", as_bytes(&k.ts)),
-            ("off", as_bytes(&k.off)),
-            ("p0", as_bytes(&k.p0)),
-            ("p1", as_bytes(&k.p1)),
-            ("p2", as_bytes(&k.p2)),
+            ("id", as_bytes(&c.id)),
+            ("core", &c.core[..]),
+            ("nv", &c.nv[..]),
+            ("ts", as_bytes(&c.ts)),
+            ("off", as_bytes(&c.off)),
+            ("p0", as_bytes(&c.p0)),
+            ("p1", as_bytes(&c.p1)),
+            ("p2", as_bytes(&c.p2)),
         ] {
             d.set_item(name, PyBytes::new_bound(py, v))?;
         }

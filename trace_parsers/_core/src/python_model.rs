@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::python::{alloc_bytearray, shrink};
-use crate::sv_model::{self, Params, Raw, ROW};
+use crate::sv_model::{self, OwnedParams, Params, Raw, ROW};
 
 /// Column `key` of a stream: `(address, element count)` of a C-contiguous NumPy array of `T`
 /// (dtype and contiguity checked by `trace_parsers.systemview.fast`, which keeps it alive).
@@ -249,16 +249,7 @@ impl Release {
 /// message counter and the API ids carry from one `convert` call to the next.
 #[pyclass(module = "trace_parsers._core")]
 pub struct SvConverter {
-    start: u64,
-    stream_core: u8,
-    esp: bool,
-    ram_base: u64,
-    shift: u32,
-    handles: Vec<u64>,
-    named: Vec<bool>,
-    mod_first: u32,
-    tick_hz: u64,
-    origin: u64,
+    par: OwnedParams,
     st: sv_model::ConvState,
 }
 
@@ -281,27 +272,20 @@ impl SvConverter {
         origin: u64,
         log_base: i64,
     ) -> PyResult<Self> {
-        if shift > 32 {
-            return Err(PyValueError::new_err("shift must be 0..32"));
-        }
-        let hb = handles.as_bytes();
-        if hb.len() % 8 != 0 {
-            return Err(PyValueError::new_err("handles must be u64 values"));
-        }
-        Ok(SvConverter {
+        let par = owned_params(
             start,
             stream_core,
             esp,
             ram_base,
             shift,
-            handles: hb
-                .chunks_exact(8)
-                .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
-                .collect(),
-            named: named.as_bytes().iter().map(|b| *b != 0).collect(),
+            handles,
+            named,
             mod_first,
             tick_hz,
             origin,
+        )?;
+        Ok(SvConverter {
+            par,
             st: sv_model::ConvState::new(esp, log_base),
         })
     }
@@ -335,19 +319,7 @@ impl SvConverter {
                 (None, a + at * ROW)
             }
         };
-        let p = Params {
-            start: self.start,
-            stream_core: self.stream_core,
-            esp: self.esp,
-            ram_base: self.ram_base,
-            shift: self.shift,
-            handles: &self.handles,
-            named: &self.named,
-            mod_first: self.mod_first,
-            tick_hz: self.tick_hz,
-            origin: self.origin,
-            log_base: 0,
-        };
+        let p = self.par.params();
         let st = &mut self.st;
         let done = with_raw!(cols, |r| {
             let nonnop = r.id.iter().filter(|i| **i != 0).count();
@@ -379,4 +351,42 @@ impl SvConverter {
     fn logs(&self) -> i64 {
         self.st.logs()
     }
+}
+
+/// Check and own the conversion parameters given from Python (`SvConverter`, `SvFused`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn owned_params(
+    start: u64,
+    stream_core: u8,
+    esp: bool,
+    ram_base: u64,
+    shift: u32,
+    handles: &Bound<'_, PyBytes>,
+    named: &Bound<'_, PyBytes>,
+    mod_first: u32,
+    tick_hz: u64,
+    origin: u64,
+) -> PyResult<OwnedParams> {
+    if shift > 32 {
+        return Err(PyValueError::new_err("shift must be 0..32"));
+    }
+    let hb = handles.as_bytes();
+    if hb.len() % 8 != 0 {
+        return Err(PyValueError::new_err("handles must be u64 values"));
+    }
+    Ok(OwnedParams {
+        start,
+        stream_core,
+        esp,
+        ram_base,
+        shift,
+        handles: hb
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect(),
+        named: named.as_bytes().iter().map(|b| *b != 0).collect(),
+        mod_first,
+        tick_hz,
+        origin,
+    })
 }

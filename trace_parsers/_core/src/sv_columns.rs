@@ -66,41 +66,75 @@ pub struct Owned {
     pub side: Side,
 }
 
-pub fn decode_owned(data: &[u8], opts: Options) -> Owned {
-    let cap = max_packets(data.len());
-    let mut o = Owned {
-        id: vec![0; cap],
-        core: vec![0; cap],
-        nv: vec![0; cap],
-        ts: vec![0; cap],
-        off: vec![0; cap],
-        p0: vec![0; cap],
-        p1: vec![0; cap],
-        p2: vec![0; cap],
-        side: Side::default(),
-    };
-    let n = {
-        let mut cols = Columns {
-            id: &mut o.id,
-            core: &mut o.core,
-            nv: &mut o.nv,
-            ts: &mut o.ts,
-            off: &mut o.off,
-            p0: &mut o.p0,
-            p1: &mut o.p1,
-            p2: &mut o.p2,
+impl Owned {
+    /// `cap` zeroed rows (`max_packets(len)` of the bytes to decode) and no side data.
+    pub fn zeroed(cap: usize) -> Owned {
+        Owned {
+            id: vec![0; cap],
+            core: vec![0; cap],
+            nv: vec![0; cap],
+            ts: vec![0; cap],
+            off: vec![0; cap],
+            p0: vec![0; cap],
+            p1: vec![0; cap],
+            p2: vec![0; cap],
+            side: Side::default(),
+        }
+    }
+
+    /// The decoder's output columns over these vectors, and the side tables.
+    pub fn columns(&mut self) -> (Columns<'_, u64>, &mut Side) {
+        let cols = Columns {
+            id: &mut self.id,
+            core: &mut self.core,
+            nv: &mut self.nv,
+            ts: &mut self.ts,
+            off: &mut self.off,
+            p0: &mut self.p0,
+            p1: &mut self.p1,
+            p2: &mut self.p2,
         };
-        Decoder::new(data, 0, data.len(), opts).run(&mut cols, &mut o.side)
+        (cols, &mut self.side)
+    }
+
+    /// Append one packet's row (the columns grow; for the few packets a reader keeps aside).
+    pub fn push(&mut self, p: &Pkt) {
+        self.id.push(p.id);
+        self.core.push(p.core);
+        self.nv.push(p.nv);
+        self.ts.push(p.ts);
+        self.off.push(p.off);
+        self.p0.push(p.v[0]);
+        self.p1.push(p.v[1]);
+        self.p2.push(p.v[2]);
+    }
+
+    /// Keep the first `n` rows of every column.
+    pub fn truncate(&mut self, n: usize) {
+        for v in [&mut self.id, &mut self.p0, &mut self.p1, &mut self.p2] {
+            v.truncate(n);
+        }
+        self.core.truncate(n);
+        self.nv.truncate(n);
+        self.ts.truncate(n);
+        self.off.truncate(n);
+    }
+}
+
+/// Decode `data[start..end]` (one whole stream: `0..data.len()`) into fresh vectors.
+pub fn decode_range(data: &[u8], start: usize, end: usize, opts: Options) -> Owned {
+    let cap = max_packets(end.min(data.len()).saturating_sub(start.min(data.len())));
+    let mut o = Owned::zeroed(cap);
+    let n = {
+        let (mut cols, side) = o.columns();
+        Decoder::new(data, start, end, opts).run(&mut cols, side)
     };
-    o.id.truncate(n);
-    o.core.truncate(n);
-    o.nv.truncate(n);
-    o.ts.truncate(n);
-    o.off.truncate(n);
-    o.p0.truncate(n);
-    o.p1.truncate(n);
-    o.p2.truncate(n);
+    o.truncate(n);
     o
+}
+
+pub fn decode_owned(data: &[u8], opts: Options) -> Owned {
+    decode_range(data, 0, data.len(), opts)
 }
 
 /// Encode an unsigned LEB128 varint (used by tests and benchmarks' generators).

@@ -10,19 +10,13 @@
 
 use crate::sv_model::{Conv, ConvState, Params, ROW};
 use crate::sv_scan::{Class, ScanAcc};
-use crate::systemview::{truncate_aux, Pkt, Side, Sink};
+use crate::systemview::{truncate_aux, Owned, Pkt, Side, Sink};
 
 /// The metadata and message packets of a stream (few), in stream order, as raw columns.
 #[derive(Debug, Default)]
 pub struct Kept {
-    pub id: Vec<u32>,
-    pub core: Vec<u8>,
-    pub nv: Vec<u8>,
-    pub ts: Vec<u64>,
-    pub off: Vec<u64>,
-    pub p0: Vec<u32>,
-    pub p1: Vec<u32>,
-    pub p2: Vec<u32>,
+    /// The packets' columns (its `side` stays empty: the stream's side tables are the caller's).
+    pub cols: Owned,
     /// Indices (into the kept packets) of the metadata packets.
     pub meta: Vec<u64>,
     /// Indices of the PRINT_FORMATTED / NAME_MARKER packets.
@@ -31,28 +25,21 @@ pub struct Kept {
 
 impl Kept {
     fn push(&mut self, p: &Pkt, class: Class) {
-        let i = self.id.len() as u64;
+        let i = self.len() as u64;
         if class == Class::Meta {
             self.meta.push(i);
         } else {
             self.text.push(i);
         }
-        self.id.push(p.id);
-        self.core.push(p.core);
-        self.nv.push(p.nv);
-        self.ts.push(p.ts);
-        self.off.push(p.off);
-        self.p0.push(p.v[0]);
-        self.p1.push(p.v[1]);
-        self.p2.push(p.v[2]);
+        self.cols.push(p);
     }
 
     pub fn len(&self) -> usize {
-        self.id.len()
+        self.cols.id.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.id.is_empty()
+        self.cols.id.is_empty()
     }
 }
 

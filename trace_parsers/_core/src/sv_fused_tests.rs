@@ -1,4 +1,5 @@
 use super::*;
+use crate::sv_model::tests::cpu_ns;
 use crate::sv_model::{convert, ConvState, Raw};
 use crate::systemview::{decode_owned, max_packets, put_varint, Decoder, Options, Side};
 
@@ -135,14 +136,6 @@ fn fused_equals_decode_then_convert() {
         assert_eq!(side.str_ends.len(), 5002);
         assert_eq!(side.diags, o.side.diags);
     }
-}
-
-/// CPU time of this thread in ns (Linux schedstat).
-fn cpu_ns() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()))
-        .unwrap_or(0.0)
 }
 
 /// `SV_FILE=stream.bin cargo test --release --no-default-features --lib fused_rate -- --ignored

@@ -157,6 +157,40 @@ pub struct Params<'a> {
     pub log_base: i64,
 }
 
+/// `Params` owned by a converter that lives across calls (`SvConverter`, `SvFused`).
+#[derive(Debug, Clone, Default)]
+pub struct OwnedParams {
+    pub start: u64,
+    pub stream_core: u8,
+    pub esp: bool,
+    pub ram_base: u64,
+    pub shift: u32,
+    pub handles: Vec<u64>,
+    pub named: Vec<bool>,
+    pub mod_first: u32,
+    pub tick_hz: u64,
+    pub origin: u64,
+}
+
+impl OwnedParams {
+    /// The parameters of one conversion call (`log_base` is carried by `ConvState`).
+    pub fn params(&self) -> Params<'_> {
+        Params {
+            start: self.start,
+            stream_core: self.stream_core,
+            esp: self.esp,
+            ram_base: self.ram_base,
+            shift: self.shift,
+            handles: &self.handles,
+            named: &self.named,
+            mod_first: self.mod_first,
+            tick_hz: self.tick_hz,
+            origin: self.origin,
+            log_base: 0,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct ConvOut {
     pub rows: usize,
@@ -578,4 +612,4 @@ impl<'a, 's> Conv<'a, 's> {
 
 #[cfg(test)]
 #[path = "sv_model_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -188,7 +188,7 @@ fn parts_equal_one_pass() {
 
 // Throughput of the pure passes (CPU time), a development aid:
 /// CPU time of this thread in ns (Linux schedstat), so a busy machine does not count.
-fn cpu_ns() -> f64 {
+pub(crate) fn cpu_ns() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse().ok()))

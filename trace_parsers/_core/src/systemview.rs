@@ -187,7 +187,7 @@ mod columns;
 #[path = "sv_packet.rs"]
 mod packet;
 use columns::ColSink;
-pub use columns::{decode_owned, put_varint, Owned};
+pub use columns::{decode_owned, decode_range, put_varint, Owned};
 #[cfg(test)]
 use packet::Cur;
 use packet::Fail;

@@ -9,7 +9,7 @@
 //! runs a long session; the default (20,000 inputs) is part of `cargo test`.
 
 use _core::systemview::{
-    decode_owned, max_packets, put_varint, Decoder, Options, Owned, Resume, StrOrder,
+    decode_owned, decode_range, max_packets, put_varint, Decoder, Options, Owned, Resume, StrOrder,
 };
 
 struct Rng(u64);
@@ -167,42 +167,6 @@ fn check(data: &[u8], start: usize, end: usize, o: &Owned) {
     }
 }
 
-fn decode_range(data: &[u8], start: usize, end: usize, opts: Options) -> Owned {
-    let cap = max_packets(end.min(data.len()).saturating_sub(start.min(data.len())));
-    let mut o = Owned {
-        id: vec![0; cap],
-        core: vec![0; cap],
-        nv: vec![0; cap],
-        ts: vec![0; cap],
-        off: vec![0; cap],
-        p0: vec![0; cap],
-        p1: vec![0; cap],
-        p2: vec![0; cap],
-        side: Default::default(),
-    };
-    let n = {
-        let mut cols = _core::systemview::Columns {
-            id: &mut o.id,
-            core: &mut o.core,
-            nv: &mut o.nv,
-            ts: &mut o.ts,
-            off: &mut o.off,
-            p0: &mut o.p0,
-            p1: &mut o.p1,
-            p2: &mut o.p2,
-        };
-        Decoder::new(data, start, end, opts).run(&mut cols, &mut o.side)
-    };
-    for v in [&mut o.p0, &mut o.p1, &mut o.p2, &mut o.id] {
-        v.truncate(n);
-    }
-    o.core.truncate(n);
-    o.nv.truncate(n);
-    o.ts.truncate(n);
-    o.off.truncate(n);
-    o
-}
-
 /// Decode `data` as one stream fed in blocks of random sizes (as `SvStreamDecoder.feed` does),
 /// with the rows, aux records and strings renumbered as one decode would number them.
 fn decode_windows(data: &[u8], opts: Options, r: &mut Rng, max_block: usize) -> Owned {
@@ -216,31 +180,12 @@ fn decode_windows(data: &[u8], opts: Options, r: &mut Rng, max_block: usize) -> 
         fed = to;
         let last = fed == data.len();
         let cap = max_packets(buf.len());
-        let mut w = Owned {
-            id: vec![0; cap],
-            core: vec![0; cap],
-            nv: vec![0; cap],
-            ts: vec![0; cap],
-            off: vec![0; cap],
-            p0: vec![0; cap],
-            p1: vec![0; cap],
-            p2: vec![0; cap],
-            side: Default::default(),
-        };
+        let mut w = Owned::zeroed(cap);
         let (n, used) = {
-            let mut cols = _core::systemview::Columns {
-                id: &mut w.id,
-                core: &mut w.core,
-                nv: &mut w.nv,
-                ts: &mut w.ts,
-                off: &mut w.off,
-                p0: &mut w.p0,
-                p1: &mut w.p1,
-                p2: &mut w.p2,
-            };
+            let (mut cols, side) = w.columns();
             let mut dec = Decoder::resume(&buf, 0, buf.len(), base, data.len() as u64, opts, st)
                 .at_file_offset(0);
-            let out = dec.run_window(last, &mut cols, &mut w.side);
+            let out = dec.run_window(last, &mut cols, side);
             st = dec.state();
             out
         };
