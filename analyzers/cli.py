@@ -78,13 +78,16 @@ def _run_json_tick_hz(path: Path) -> int | None:
     return None
 
 
-def _reader_kwargs(args: argparse.Namespace, path: Path | None = None) -> dict[str, Any]:
+def _reader_kwargs(args: argparse.Namespace, path: Path | None = None, fmt: str | None = None
+                   ) -> dict[str, Any]:
+    """The reader's keywords for ``path`` (whose format is ``fmt``, recognised here when None)."""
     kw: dict[str, Any] = {"on_corrupt": args.on_corrupt}
     if path is None:
         return kw
-    from trace_parsers import detect_format
+    if fmt is None:
+        from trace_parsers import detect_format
 
-    fmt = detect_format(path)
+        fmt = detect_format(path)
     tick_hz = getattr(args, "tick_hz", None) or _run_json_tick_hz(path)
     if tick_hz and fmt == "tracex":  # the only trace format that does not state its rate
         kw["tick_hz"] = tick_hz
@@ -116,19 +119,27 @@ def _setup_info(sp: argparse.ArgumentParser) -> None:
     sp.set_defaults(func=cmd_info)
 
 
-def summarize(trace: Any) -> dict[str, Any]:
-    """A JSON-able summary of a trace (what `crosstrace info` shows)."""
+def _edges_by_index(trace: Any) -> dict[int, int]:
+    """Channel index -> edge events of a Trace (a TraceSummary counted them as it read)."""
+    if hasattr(trace, "edges_by_index"):
+        return trace.edges_by_index
     import numpy as np
 
     from trace_parsers.model import EventKind
 
-    m = trace.meta
     ev = trace.events
+    is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
+    idx, cnt = np.unique(ev["marker"][is_edge], return_counts=True)
+    return dict(zip(idx.tolist(), cnt.tolist()))
+
+
+def summarize(trace: Any) -> dict[str, Any]:
+    """A JSON-able summary of a trace (what `crosstrace info` shows): a
+    :class:`~trace_parsers.model.Trace` or a :class:`~trace_parsers.summary.TraceSummary`."""
+    m = trace.meta
     edges: dict[str, int] = {}
     if trace.channels:
-        is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
-        idx, cnt = np.unique(ev["marker"][is_edge], return_counts=True)
-        per = dict(zip(idx.tolist(), cnt.tolist()))
+        per = _edges_by_index(trace)
         edges = {c.name: int(per.get(c.index, 0)) for c in trace.channels}
     return {
         "path": m.source_path,
@@ -200,14 +211,31 @@ def print_summary(s: dict[str, Any], out: Any = None) -> None:
             w(f"    {d['severity']:<9} {d['code']:<20} @0x{d['offset']:x} x{d['count']}  {d['message']}\n")
 
 
+def read_for_info(path: Path, args: argparse.Namespace) -> Any:
+    """What `info` summarises of ``path``: a NumPy-free :class:`~trace_parsers.summary.TraceSummary`
+    for a small file of a format that has one, else the whole :class:`~trace_parsers.model.Trace`.
+    ``CROSSTRACE_INFO_SMALL=0`` always reads the whole trace."""
+    from trace_parsers import detect_format, open_trace
+
+    fmt = detect_format(path)  # raises TraceFormatError as open_trace does
+    kw = _reader_kwargs(args, path, fmt)
+    if os.environ.get("CROSSTRACE_INFO_SMALL", "1") != "0":
+        from trace_parsers.summary import summarize_small
+
+        small = summarize_small(path, fmt, **kw)
+        if small is not None:
+            return small
+    return open_trace(path, **kw)
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    from trace_parsers import TraceError, open_trace
+    from trace_parsers import TraceError
 
     status = 0
     results = []
     for f in args.files:
         try:
-            tr = open_trace(f, **_reader_kwargs(args, f))
+            tr = read_for_info(f, args)
         except TraceError as e:
             print(f"crosstrace: {e}", file=sys.stderr)
             results.append({"path": str(f), "error": str(e), "code": e.code})

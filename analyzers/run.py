@@ -58,8 +58,6 @@ def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) 
 def collect_results(trace: Trace, results: dict[str, Any], *, has_events: bool) -> SourceResult:
     """One :class:`SourceResult` from every analyzer's ``(table, summary)``, in :data:`ANALYZERS`
     order; ``trace`` (or the last chunk of it) supplies the source kind and the tick rate."""
-    import pyarrow as pa
-
     source = "logic" if is_logic(trace) else "trace"
     out = SourceResult(source, None)
     tables = []
@@ -74,10 +72,24 @@ def collect_results(trace: Trace, results: dict[str, Any], *, has_events: bool) 
         out.drop_log.extend(summary.drop_log)
         out.excluded += summary.excluded
         out.unmatched += summary.unmatched
-    out.table = pa.concat_tables(tables)
+    out.table = _stacked(tables)
     if source == "trace" and not trace.meta.tick_hz and has_events:
         _times_in_ticks(out)
     return out
+
+
+def _stacked(tables: list[Any]) -> Any:
+    """The analyzers' tables stacked: one Arrow table, or one ``SpilledTable`` when they were
+    spilled (``metrics.spill``: a recording analyzed in chunks)."""
+    import pyarrow as pa
+
+    from .metrics.spill import SpilledTable, is_spilled
+
+    if any(is_spilled(t) for t in tables):
+        if not all(is_spilled(t) for t in tables):
+            raise TypeError("some analyzers' tables were spilled and some were not")
+        return SpilledTable.concat(tables)
+    return pa.concat_tables(tables)
 
 
 def _times_in_ticks(out: SourceResult) -> None:
@@ -86,7 +98,12 @@ def _times_in_ticks(out: SourceResult) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .metrics.spill import is_spilled
+
     out.units = {m: ("ticks" if u == "ns" else u) for m, u in out.units.items()}
+    if is_spilled(out.table):  # relabelled as it is read back
+        out.table.ticks = True
+        return
     i = out.table.schema.get_field_index("unit")
     col = pc.if_else(pc.equal(out.table["unit"], "ns"), pa.scalar("ticks"), out.table["unit"])
     out.table = out.table.set_column(i, out.table.schema.field(i), col)

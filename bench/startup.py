@@ -1,11 +1,15 @@
 """Start-up benchmark: whole-process wall time of short commands, each run a fresh process.
 
 Rows: the bare interpreter; ``import numpy`` as is and with ``OPENBLAS_NUM_THREADS=1`` (how
-``info`` imports it, see ``analyzers.cli._setup_info``: the floor of every ``info``);
-``import trace_parsers``; ``crosstrace --version``; and ``crosstrace info`` on a small file of
-each format (SystemView, TraceX, sigrok ``.sr``, VCD, CTF: the smallest of the corpus or the
-captures), these against the issue-18 target of <= 150 ms as the ratio target / median (>= 1
-meets it).
+``info`` imports it for a large file, see ``analyzers.cli._setup_info``); ``import trace_parsers``;
+``crosstrace --version``; and ``crosstrace info`` on a small file of each format (SystemView,
+TraceX, sigrok ``.sr``, VCD, CTF: the smallest of the corpus or the captures), these against the
+issue-18 target of <= 150 ms as the ratio target / median (>= 1 meets it).
+
+``import numpy`` costs most of that budget alone, so ``info`` on a small file of a format with a
+NumPy-free summary (``trace_parsers.summary.SMALL_FORMATS``: all five) never imports it: the
+floor of those rows is ``import trace_parsers`` (``tests/analyzers/test_info_startup.py`` checks
+which modules each row loads).
 
 Every figure is the median of ``CROSSTRACE_BENCH_REPEAT`` (default 9) runs, each a fresh process,
 after one warm-up run per command; the rounds are interleaved (one run of every command per round)
@@ -114,7 +118,7 @@ def cases() -> list[tuple[str, list[str], str]]:
     out: list[tuple[str, list[str], str]] = [
         ("python -c pass (interpreter alone)", [sys.executable, "-c", "pass"], ""),
         ("import numpy", [sys.executable, "-c", "import numpy"], ""),
-        # the floor of every `info`: NumPy as `info` imports it (no OpenBLAS thread pool)
+        # NumPy as `info` imports it for a large file (no OpenBLAS thread pool)
         ("import numpy, OPENBLAS_NUM_THREADS=1",
          ["env", "OPENBLAS_NUM_THREADS=1", sys.executable, "-c", "import numpy"], ""),
         ("import trace_parsers", [sys.executable, "-c", "import trace_parsers"], ""),

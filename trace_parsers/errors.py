@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Literal
 
-from .model import Diagnostic, Severity
+from ._meta import Diagnostic, Severity
 
 OnCorrupt = Literal["raise", "warn", "skip"]
 _ON_CORRUPT = ("raise", "warn", "skip")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -227,7 +228,13 @@ def _analyze_source(
     if src.get("user_config"):  # the user's own intervals and pins (analyzers.user_config)
         options = {**options, "_user_config": src["user_config"]}
         _add_user_sites(ctx, src["user_config"])
-    got = _read_chunked(src, kind, ctx, options)
+    with contextlib.ExitStack() as keep:  # a chunked source's spilled instances (metrics.spill)
+        return _analyze_read(src, kind, profile, dest, ctx, acc, options, keep)
+
+
+def _analyze_read(src: dict[str, Any], kind: str, profile: str, dest: Path, ctx: dict[str, Any],
+                  acc: dict[str, list[Any]], options: dict[str, Any], keep: Any) -> SourceResult:
+    got = _read_chunked(src, kind, ctx, options, dest, keep)
     if got is not None:
         events, res, n_events, edges = got.events, got.res, got.n_events, got.edge_counts
     else:
@@ -258,17 +265,22 @@ def _decode_checked(src: dict[str, Any], dest: Path, ctx: dict[str, Any]) -> Any
         raise _bug(src, "while decoding", e) from e
 
 
-def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: dict[str, Any]) -> Any:
+def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: dict[str, Any],
+                  dest: Path, keep: Any) -> Any:
     """The source analyzed in chunks (:func:`.chunked.analyze_chunked`) when it goes that way, else
-    None (read whole: too small, no bounded reader, or one the chunked analyzers refuse)."""
+    None (read whole: too small, no bounded reader, or one the chunked analyzers refuse). Its
+    per-instance tables are spilled to a folder under ``dest`` that ``keep`` (an ExitStack)
+    removes when the caller is done with them."""
+    from ..metrics.spill import spill_folder, spilling
     from ..stream.run import ChunkedUnsupported
 
     size = chunk_size(src, ctx.get("chunk_events"))
     if size is None:
         return None
     try:
-        return analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
-                               keep_rows=kind == "trace" and ctx.get("has_logic", True))
+        with spilling(keep.enter_context(spill_folder(dest))):
+            return analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
+                                   keep_rows=kind == "trace" and ctx.get("has_logic", True))
     except ChunkedUnsupported:
         return None
     except (TraceError, AnalysisError):

@@ -164,6 +164,7 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
     from trace_parsers.chunked import iter_trace_chunks
     from trace_parsers.model import Trace
 
+    from ..stream.memory import release_memory
     from ..stream.metrics import seed_site_events
     from ..stream.run import run_analyzers_chunked
 
@@ -177,6 +178,7 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
         return gath.watch(chunks) if passes[0] == 1 else chunks
 
     res, got = run_analyzers_chunked(open_chunks, sites, options)
+    release_memory()
     last = got.last
     rows = np.concatenate(gath.rows) if gath.rows else last.events[:0].copy()
     stand_in = Trace(rows, last.meta, tasks=last.tasks, isrs=last.isrs, markers=last.markers,

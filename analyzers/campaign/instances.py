@@ -27,12 +27,12 @@ class InstanceSink:
         self.rows = 0
 
     def write(self, table: Any, profile: str) -> None:
-        """Append ``table`` (one source's instances) with ``profile`` as its last column."""
+        """Append ``table`` (one source's instances; an Arrow table or a ``SpilledTable``) with
+        ``profile`` as its last column."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        for lo in range(0, max(table.num_rows, 1), ROW_GROUP):
-            part = table.slice(lo, ROW_GROUP)
+        for part in _slices(table):
             profiles = pa.array([profile], pa.string()).take(_zeros(part.num_rows))
             part = part.append_column("profile", profiles)
             if self.writer is None:
@@ -56,6 +56,22 @@ class InstanceSink:
         self.tmp.unlink(missing_ok=True)
 
 
+def _slices(table: Any) -> Any:
+    """``table`` in slices of at most :data:`ROW_GROUP` rows (one, maybe empty, at least)."""
+    from ..metrics.spill import is_spilled
+
+    if not is_spilled(table):
+        for lo in range(0, max(table.num_rows, 1), ROW_GROUP):
+            yield table.slice(lo, ROW_GROUP)
+        return
+    n = 0
+    for part in table.batches(ROW_GROUP):
+        n += 1
+        yield part
+    if not n:
+        yield table.schema.empty_table()
+
+
 def _zeros(n: int) -> Any:
     import numpy as np
     import pyarrow as pa
@@ -71,10 +87,17 @@ def site_based_rows(table: Any) -> Any:
     """The rows of a per-instance table whose instances start at a site (``start_site`` not
     empty; null counts as site-based, as ``crossval.verdict`` reads it), in table order, with the
     columns the cross-validation reads (no copy when every row is site-based)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
+
+    from ..metrics.spill import is_spilled
 
     if table is None:
         return table
+    if is_spilled(table):  # read back batch by batch: only the site-based rows stay
+        cols = [c for c in table.column_names if c in CROSSVAL_COLUMNS]
+        got = [site_based_rows(b) for b in table.batches(columns=cols)]
+        return pa.concat_tables(got) if got else table.read(cols)
     table = table.select([c for c in table.column_names if c in CROSSVAL_COLUMNS])
     if table.num_rows == 0:
         return table

@@ -80,9 +80,12 @@ def _core_distribution_rows(
     """One row per metric and core from the per-instance table's ``core`` column."""
     import numpy as np
 
+    from ..metrics.spill import is_spilled
     from ..metrics.stats import summarize
 
     t = res.table
+    if is_spilled(t):
+        return _spilled_core_rows(ident, source, profile, res)
     if t is None or "core" not in t.column_names or not t.num_rows:
         return []
     enc = t.column("metric").combine_chunks().dictionary_encode()  # codes, not one str per row
@@ -95,6 +98,26 @@ def _core_distribution_rows(
         sel = (metric == code_of.get(m, -1)) & (core >= 0)
         for c in np.unique(core[sel]).tolist():
             st = summarize(value[sel & (core == c)])
+            rows.append({
+                **ident, "metric": m, "source": source, "profile": profile, "core": int(c),
+                "kind": "distribution", "unit": res.units.get(m, "ns"),
+                **st.as_dict(), "excluded": None, "unmatched": None,
+            })
+    return rows
+
+
+def _spilled_core_rows(ident: dict[str, Any], source: str, profile: str, res: Any) -> list[dict[str, Any]]:
+    """:func:`_core_distribution_rows` of a spilled table: from the values per metric and core
+    kept while spilling (the same values, in table order)."""
+    import numpy as np
+
+    from ..metrics.stats import summarize
+
+    vals = res.table.core_values
+    rows = []
+    for m in sorted(res.stats):
+        for c in sorted(c for mm, c in vals if mm == m):
+            st = summarize(np.concatenate(vals[(m, c)]))
             rows.append({
                 **ident, "metric": m, "source": source, "profile": profile, "core": int(c),
                 "kind": "distribution", "unit": res.units.get(m, "ns"),

@@ -64,7 +64,17 @@ def arrow_schema() -> Any:
 
 
 def make_table(series: Sequence[Series], source: str) -> Any:
-    """Stack ``series`` into one per-instance Arrow table."""
+    """Stack ``series`` into one per-instance Arrow table (inside ``spill.spilling()``: written to
+    disk series by series, a :class:`~analyzers.metrics.spill.SpilledTable`)."""
+    from .spill import active
+
+    spill = active()
+    if spill is not None:
+        return spill.table(series, source, _stack)
+    return _stack(series, source)
+
+
+def _stack(series: Sequence[Series], source: str) -> Any:
     import pyarrow as pa
 
     series = [s for s in series if len(s)]
@@ -172,6 +182,41 @@ def summary_fields(series: Sequence[Series], drop_log: DropLog) -> dict[str, Any
         "unmatched": drop_log.count(reason="no_end_event"),
         "drop_log": tuple(drop_log.entries),
     }
+
+
+class TableParts:
+    """Series made into table parts and statistics as they come, so the caller can let go of each
+    series' arrays before making the next (the chunked analyzers' finishing steps): the same
+    table, rows in the order added, and the same :func:`summary_fields` as one ``make_table``
+    and one ``summary_fields`` of all of them."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.tables: list[Any] = []
+        self.stats: dict[str, Stats] = {}
+        self.units: dict[str, str] = {}
+
+    def add(self, series: Sequence[Series]) -> None:
+        series = [s for s in series if len(s)]
+        for s in series:
+            self.stats[s.metric] = summarize(s.value)
+            self.units[s.metric] = s.unit
+        if series:
+            self.tables.append(make_table(series, self.source))
+
+    def table(self) -> Any:
+        import pyarrow as pa
+
+        from .spill import SpilledTable, is_spilled
+
+        if not self.tables:
+            return make_table([], self.source)
+        if is_spilled(self.tables[0]):
+            return SpilledTable.concat(self.tables)
+        return pa.concat_tables(self.tables)
+
+    def summary_fields(self, drop_log: DropLog) -> dict[str, Any]:
+        return {**summary_fields([], drop_log), "stats": dict(self.stats), "units": dict(self.units)}
 
 
 def kernel_interval(

@@ -109,14 +109,17 @@ class IsrStream:
 
     def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int) -> tuple[list[Series], dict[str, Any]]:
         """``_isr_series``' series and scalars."""
-        row, ets, core, irq, dep = _cat(self.entries, 5)
-        if not row.size:
+        entries, self.entries = _cat(self.entries, 5), []  # finished: the parts go
+        if not entries.shape[1]:
             return [], {}
-        order = np.argsort(row, kind="stable")
-        row, ets, core, irq, dep = row[order], ets[order], core[order], irq[order], dep[order]
-        exits = _cat(self.exits, 3)
+        entries = entries[:, np.argsort(entries[0], kind="stable")]
+        row, ets, core, irq, dep = entries
+        exits, self.exits = _cat(self.exits, 3), []
         x_row = _lookup(row, exits[[0, 1]])
         x_ts = _lookup(row, exits[[0, 2]])
+        del exits
+        tables = (_cat(self.readies, 3), _cat(self.first_ready, 2), _cat(self.ready_sw, 2))
+        self.readies, self.first_ready, self.ready_sw = [], [], []
         names = {i.number: i.name for i in last.isrs}
         series: list[Series] = []
         scalars: dict[str, tuple[float, str]] = {}
@@ -134,21 +137,21 @@ class IsrStream:
             keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
             series.append(Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
                                  core=ec[ok][keep]))
-            series += self._isr_to_task(m, e[ok], x[ok], et[ok], ec[ok], gaps, drop_log)
+            series += self._isr_to_task(m, e[ok], x[ok], et[ok], ec[ok], gaps, drop_log, tables)
         return series, scalars
 
     def _isr_to_task(self, m: str, e: np.ndarray, x: np.ndarray, et: np.ndarray, ec: np.ndarray, gaps: Any,
-                     drop_log: Any) -> list[Series]:
-        readies = _cat(self.readies, 3)
+                     drop_log: Any, tables: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[Series]:
+        readies, first_ready, ready_sw = tables
         if not readies.shape[1] or not self.any_switch_in:
             return []
-        r = _lookup(e, _cat(self.first_ready, 2))
+        r = _lookup(e, first_ready)
         r_core = _lookup(r, readies[[0, 1]], default=-2)
         has = (r >= 0) & (r < x) & (r_core == ec)
         if not has.any():
             return []
         et, ec, r = et[has], ec[has], r[has]
-        end = _lookup(r, _cat(self.ready_sw, 2))
+        end = _lookup(r, ready_sw)
         ok = end >= 0
         drop_log.add(f"{m}.to_task", "no_end_event", count=int(np.count_nonzero(~ok)))
         st, en = et[ok], end[ok]

@@ -111,7 +111,9 @@ class IsrLatencyStream:
         if self.events:
             irq = self._irq(irq)
             cols = np.concatenate(self.parts, axis=1) if self.parts else np.zeros((_W, 0), np.int64)
+            self.parts = []  # finished: the parts go (memory of long recordings)
             mine = cols[:, cols[2] == irq] if irq is not None else cols[:, :0]
+            del cols
             if mine.shape[1] and self.exits:
                 found = mine[3] >= 0
                 for t in mine[1][~found].tolist():

@@ -29,11 +29,11 @@ from .metrics import (
     KernelSummary,
     Result,
     Series,
+    TableParts,
     _without_gaps,
     is_idle_name,
     is_logic,
     make_table,
-    summary_fields,
     tracex_scalars,
 )
 from .tasks import TaskState
@@ -164,20 +164,21 @@ class KernelStream:
         if len(set(label.values())) < len(label):
             raise ChunkedUnsupported("tasks share a name: their running time is pooled by name")
         drop_log = DropLog()
-        series: list[Series] = []
+        parts = TableParts(source)  # each group's arrays go once its table part is made
         for cid in run:
-            st = self.tasks.get(cid)
+            st = self.tasks.pop(cid, None)
             if st is not None:
-                series += [_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)]
-        series += load or []
+                parts.add([_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)])
+        parts.add(load or [])
         isr_series, scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0)
-        series += isr_series + self._switch_time(gaps, drop_log)
+        parts.add(isr_series)
+        del isr_series
+        parts.add(self._switch_time(gaps, drop_log))
         scalars.update(self._switch_counts(last))
         scalars.update(tracex_scalars(last))
-        series = [s for s in series if len(s)]
-        fields = summary_fields(series, drop_log)
+        fields = parts.summary_fields(drop_log)
         summary = KernelSummary(source=source, scalars=scalars, cores=max(last.meta.cores, 1), **fields)
-        return Result(make_table(series, source), summary)
+        return Result(parts.table(), summary)
 
     def _switch_counts(self, last: Trace) -> dict[str, tuple[float, str]]:
         out: dict[str, tuple[float, str]] = {}

@@ -9,7 +9,15 @@ from analyzers import user_config as user_metrics
 from analyzers.metrics import context_switch as cs_metrics
 from analyzers.metrics import isr_latency as isr_metrics
 from analyzers.metrics import workload as workload_metrics
-from analyzers.metrics.base import Result, Series, make_table, pair_next, site_interval, summary_fields
+from analyzers.metrics.base import (
+    Result,
+    Series,
+    TableParts,
+    make_table,
+    pair_next,
+    site_interval,
+    summary_fields,
+)
 from analyzers.metrics.context_switch import ContextSwitchSummary
 from analyzers.metrics.cpu_load import (
     _RELEVANT,
@@ -60,7 +68,7 @@ def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
 
 __all__ = [
     "user_metrics", "cs_metrics", "isr_metrics", "workload_metrics", "channel_index",
-    "pair_next", "site_interval", "ContextSwitchSummary", "site_by_name",
+    "pair_next", "site_interval", "TableParts", "ContextSwitchSummary", "site_by_name",
     "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
     "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
     "_first_exit_at_depth",

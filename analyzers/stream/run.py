@@ -26,6 +26,7 @@ from .cpu import CpuLoadStream
 from .ctxswitch import ContextSwitchStream
 from .isrlat import IsrLatencyStream
 from .kernel import ChunkedUnsupported, KernelStream
+from .memory import release_memory
 from .metrics import SiteEvents, is_logic, reuse_site_events, seed_site_events
 from .sched import CausedSwitchIn
 from .sites import GapTracker, SiteAccumulator
@@ -37,6 +38,9 @@ STREAMED = ("periodicity", "cpu_load", "calib", "thread_metric", "kernel", "cont
             "workload", "user_config")
 #: analyzers of ``analyzers.run.ANALYZERS`` that read more of the events than the site occurrences
 NOT_STREAMED: tuple[str, ...] = ()
+#: events between two ``release_memory`` calls while the chunks are read (its cost is one walk of
+#: the heap: per chunk, chunks of a few events would pay it per event)
+RELEASE_EVERY = 1 << 20
 #: site-occurrence analyzers: module of each
 _SITE_ONLY = {"periodicity": "analyzers.metrics.periodicity", "calib": "analyzers.metrics.calib",
               "thread_metric": "analyzers.metrics.thread_metric"}
@@ -76,15 +80,52 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
         out.last = ch
         out.events += len(ch)
         out.chunks += 1
+        if out.events // RELEASE_EVERY != (out.events - len(ch)) // RELEASE_EVERY:
+            release_memory()
     last = out.last
     if last is None:
         raise ValueError("the chunk reader yielded no chunk")
+    del acc
     out.site_events = occ.finish(last, sites)
+    release_memory()
     w = options.get("CT_LOAD_WINDOW_NS")
     window = int(w) if w else None
     load = kern.load_pass(ts_aligned(open_chunks()), last, window) if kern.switched_in else []
-    out.results["kernel"] = kern.finish(last, gaps.gaps, load)
+    # each analyzer's carried state is dropped once its result is made (its table is spilled
+    # inside metrics.spill.spilling), the largest (kernel metrics) last: the finishing peak is
+    # one analyzer's, not all of them
+    _finish_switches(out, last, sites, options, occ, ctx, isr)
+    del ctx, isr, sched
+    release_memory()
+    _finish_sites(out, last, sites, options, occ, work, user)
+    del occ, work, user
     out.results["cpu_load"] = cpu.finish(last, gaps.gaps)
+    del cpu
+    release_memory()
+    out.results["kernel"] = kern.finish(last, gaps.gaps, load)
+    return out
+
+
+def _finish_switches(out: ChunkedResults, last: Trace, sites: Sequence[Any], options: dict[str, Any],
+                     occ: SiteAccumulator, ctx: ContextSwitchStream, isr: IsrLatencyStream) -> None:
+    """``context_switch`` and ``isr_latency`` (a logic capture's: from its site intervals)."""
+    if is_logic(last):  # a capture has site intervals only
+        with reuse_site_events():
+            stub = _stub(last, empty_events(0))
+            seed_site_events(stub, sites, out.site_events)
+            for name in ("context_switch", "isr_latency"):
+                out.results[name] = importlib.import_module(f"analyzers.metrics.{name}").analyze(
+                    stub, sites, options)
+        return
+    n, irq = options.get("CT_NTASKS"), options.get("CT_TEST_IRQ")
+    out.results["context_switch"] = ctx.finish(last, sites, occ, out.site_events,
+                                               int(n) if n is not None else None)
+    out.results["isr_latency"] = isr.finish(out.site_events, int(irq) if irq is not None else None)
+
+
+def _finish_sites(out: ChunkedResults, last: Trace, sites: Sequence[Any], options: dict[str, Any],
+                  occ: SiteAccumulator, work: WorkloadStream, user: UserStream) -> None:
+    """The analyzers that read the site occurrences and the few rows kept for them."""
     stub = _stub(last, empty_events(0))
     logs = _stub(last, work.events(last, occ))
     marks = _stub(last, user.events(occ, last))
@@ -96,16 +137,6 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
             out.results[name] = importlib.import_module(module).analyze(stub, sites, options)
         out.results["workload"] = work.finish(logs, sites, options)
         out.results["user_config"] = user.finish(marks, sites, options)
-        if is_logic(last):  # a capture has site intervals only
-            for name in ("context_switch", "isr_latency"):
-                out.results[name] = importlib.import_module(f"analyzers.metrics.{name}").analyze(
-                    stub, sites, options)
-        else:
-            n, irq = options.get("CT_NTASKS"), options.get("CT_TEST_IRQ")
-            out.results["context_switch"] = ctx.finish(last, sites, occ, out.site_events,
-                                                       int(n) if n is not None else None)
-            out.results["isr_latency"] = isr.finish(out.site_events, int(irq) if irq is not None else None)
-    return out
 
 
 def _stub(last: Trace, events: Any) -> Trace:

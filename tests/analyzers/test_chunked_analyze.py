@@ -170,7 +170,8 @@ def _forget_kernel_rows(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _forget_site_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cap, "site_based_rows", lambda t: t.slice(0, 0))
+    keep = cap.site_based_rows
+    monkeypatch.setattr(cap, "site_based_rows", lambda t: keep(t).slice(0, 0))
 
 
 @pytest.mark.parametrize("fault", [_lose_second_chunk, _forget_edges, _forget_kernel_rows, _forget_site_rows])

@@ -19,13 +19,16 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
+from .._meta import Diagnostic  # NumPy-free: sniffing (and a small `info`) import this module
 from ..errors import TraceError, TraceFormatError, diagnostic, validate_on_corrupt
-from ..model import Diagnostic, Trace
 from .decode import Compiled
 from .packets import RawEvent, StreamDecoder
 from .tsdl import looks_like_metadata, parse_metadata
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import Trace
 
 __all__ = ["read_ctf", "read_raw", "sniff", "RawCtf", "RawEvent", "find_files", "default_metadata"]
 
@@ -181,6 +184,15 @@ def read_ctf(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: st
     """
     from .convert import build_trace
 
+    raw, clock, diags, extra = prepare(path, metadata=metadata, on_corrupt=on_corrupt)
+    return build_trace(raw.meta, raw.records, clock=clock, path=str(path), sha256=raw.sha256,
+                       diags=diags, extra=extra)
+
+
+def prepare(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: str = "raise"
+            ) -> tuple[RawCtf, Any, list[Diagnostic], dict[str, Any]]:
+    """What :func:`read_ctf` gives its model mapping: the raw records, the clock, the diagnostics
+    and ``meta.extra`` (``crosstrace info`` summarises the same without NumPy: trace_parsers.summary)."""
     raw = read_raw(path, metadata=metadata, on_corrupt=on_corrupt)
     clock_names = [c for c in raw.meta.clocks]
     sids = {r.sid for r in raw.records}
@@ -214,6 +226,4 @@ def read_ctf(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: st
         "event_names": {str(e.id): e.name for e in raw.meta.events.values()
                         if e.name in counts},
     }
-    label = str(path)
-    return build_trace(raw.meta, raw.records, clock=clock, path=label, sha256=raw.sha256,
-                       diags=diags, extra=extra)
+    return raw, clock, diags, extra

@@ -27,25 +27,20 @@ first appearance; a task's name is the last non-empty name recorded for it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from .._meta import Diagnostic, EventKind, Marker, Task, TraceMeta
 from ..errors import diagnostic
-from ..model import (
-    VALUE_NULL,
-    Diagnostic,
-    EventKind,
-    Marker,
-    Task,
-    Trace,
-    TraceMeta,
-    empty_events,
-    fill_ts,
-)
-from ..systemview.convert import track_context
 from .packets import RawEvent
 from .tsdl import ClockDecl, Metadata
+
+if TYPE_CHECKING:  # pragma: no cover - NumPy is imported by build_trace (a small `info` needs none)
+    import numpy as np
+
+    from ..model import Trace
+
+#: ``VALUE_NULL`` of the model (= int64 min), spelled here so that this module needs no NumPy
+VALUE_NULL = -(1 << 63)
 
 K = EventKind
 EXACT: dict[str, EventKind] = {
@@ -155,6 +150,11 @@ def _row(rec: RawEvent, ev: np.ndarray, i: int, arg: np.ndarray, tasks: _Tasks,
 
 def build_trace(meta: Metadata, records: list[RawEvent], *, clock: ClockDecl | None, path: str,
                 sha256: str, diags: list[Diagnostic], extra: dict[str, Any]) -> Trace:
+    import numpy as np
+
+    from ..model import Trace, empty_events, fill_ts
+    from ..systemview.convert import track_context
+
     n = len(records)
     ev = empty_events(n)
     arg = np.full(n, -1, dtype=np.int32)
@@ -179,12 +179,60 @@ def build_trace(meta: Metadata, records: list[RawEvent], *, clock: ClockDecl | N
     tick_hz = clock.freq if have_ts and clock is not None else None
     origin = int(ev["ts_raw"].min()) if n else 0
     fill_ts(ev, tick_hz, origin)
+    cores = int(np.count_nonzero(np.bincount(ev["core"]))) if n else 1
+    tm = trace_meta(meta, tick_hz=tick_hz, origin=origin, cores=cores, path=path, sha256=sha256,
+                    extra=extra)
+    return Trace(ev, tm, tasks=tasks.table(),
+                 markers=[Marker(k, v) for k, v in sorted(markers.items())], diagnostics=diags)
+
+
+def trace_meta(meta: Metadata, *, tick_hz: int | None, origin: int, cores: int, path: str, sha256: str,
+               extra: dict[str, Any]) -> TraceMeta:
     names = {e.name for e in meta.events.values()}
     rtos = "zephyr" if {"thread_switched_in", "isr_enter", "named_event"} <= names else \
         str(meta.env.get("domain", ""))
-    cores = int(np.count_nonzero(np.bincount(ev["core"]))) if n else 1
-    tm = TraceMeta(source_format="ctf", source_version=f"{meta.major}.{meta.minor}", source_path=path,
-                   source_sha256=sha256, tick_hz=tick_hz, clock_domain="target_timer", rtos=rtos,
-                   cores=max(cores, 1), origin_raw=origin, source_kind="trace", extra=extra)
-    return Trace(ev, tm, tasks=tasks.table(),
-                 markers=[Marker(k, v) for k, v in sorted(markers.items())], diagnostics=diags)
+    return TraceMeta(source_format="ctf", source_version=f"{meta.major}.{meta.minor}", source_path=path,
+                     source_sha256=sha256, tick_hz=tick_hz, clock_domain="target_timer", rtos=rtos,
+                     cores=max(cores, 1), origin_raw=origin, source_kind="trace", extra=extra)
+
+
+def summarize_records(meta: Metadata, records: list[RawEvent], *, clock: ClockDecl | None, path: str,
+                      sha256: str, diags: list[Diagnostic], extra: dict[str, Any]) -> Any:
+    """What :func:`build_trace` makes of ``records``, as a :class:`~trace_parsers.summary.TraceSummary`
+    (no events table, no NumPy): the kinds, tasks and markers of :func:`_row`, the duration of
+    ``ts``. ``tests/analyzers/test_info_small.py`` compares both on every capture."""
+    from .._meta import int_ticks_to_ns
+    from ..summary import TraceSummary
+
+    n = len(records)
+    counts = [0] * (max(EventKind) + 1)
+    tasks, markers, cores = _Tasks(), {}, set()
+    for rec in records:
+        core = max(rec.cpu, 0)
+        cores.add(core)
+        if rec.eid < 0:
+            counts[K.OVERFLOW] += 1
+            continue
+        k = kind_of(rec.name)
+        counts[k] += 1
+        f = rec.fields if isinstance(rec.fields, dict) else {}
+        if isinstance(f.get("thread_id"), int):
+            tasks.see(f, core)
+        if k == K.MARK and isinstance(f.get("arg0"), int):
+            markers.setdefault(int(f["arg0"]), str(f.get("name", "")))
+    have_ts = clock is not None and all(r.ts is not None for r in records)
+    if not have_ts:
+        diags.append(diagnostic("CTF_NO_CLOCK", 0, "the streams map no clock: ts_raw is the event "
+                                "number and ts is in ticks"))
+    tick_hz = clock.freq if have_ts and clock is not None else None
+    if have_ts and n:
+        origin = min(int(r.ts) for r in records)  # type: ignore[arg-type]
+        span = max(int(r.ts) for r in records) - origin  # type: ignore[arg-type]
+    else:
+        origin, span = 0, max(n - 1, 0)
+    tm = trace_meta(meta, tick_hz=tick_hz, origin=origin, cores=len(cores) if n else 1, path=path,
+                    sha256=sha256, extra=extra)
+    return TraceSummary(meta=tm, events=n, duration=int_ticks_to_ns(span, tick_hz) if tick_hz else span,
+                        kind_counts={EventKind(k).name: c for k, c in enumerate(counts) if c},
+                        tasks=tasks.table(), markers=[Marker(k, v) for k, v in sorted(markers.items())],
+                        diagnostics=diags)

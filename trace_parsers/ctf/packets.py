@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._meta import Diagnostic
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt
-from ..model import Diagnostic
 from .decode import Bad, Compiled, Ctx, Short, header_event_id
 
 CTF_MAGIC = 0xC1FC1FC1

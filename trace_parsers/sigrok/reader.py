@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._edges import ChannelEdges, WordEdgeScanner, build_edge_trace
+from .._meta import Diagnostic, Severity
 from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import (
     TraceCorruptError,
@@ -37,13 +37,15 @@ from ..errors import (
     handle_corrupt,
     validate_on_corrupt,
 )
-from ..model import Diagnostic, Severity, Trace
 from . import _zip as _zipmod
 from ._zip import ZipArchive, is_zip, iter_member
 from .metadata import parse_keyfile, parse_samplerate
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - NumPy: imported on use (sniffing and a small `info` need none)
     from concurrent.futures import Future
+
+    from .._edges import ChannelEdges
+    from ..model import Trace
 
 BLOCK_BYTES = 1 << 22  #: inflate granularity (4 MiB)
 _PARALLEL_MAX_MEMBER = 64 << 20  #: chunk entries up to this size are inflated whole in a worker
@@ -109,22 +111,29 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
     A capture whose edges would exceed the edge limit (``CROSSTRACE_MAX_EDGES``, see
     :func:`trace_parsers._edges.max_edges`) raises ``LIMIT_EXCEEDED`` instead of exhausting memory.
     """
+    from .._edges import build_edge_trace
+
     channels, edge_kwargs = decode_sigrok(path, on_corrupt=on_corrupt, samplerate=samplerate,
                                           unitsize=unitsize)
     return build_edge_trace(channels, **edge_kwargs)
 
 
 def decode_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | str | None = None,
-                  unitsize: int | None = None) -> tuple[list[ChannelEdges], dict[str, Any]]:
+                  unitsize: int | None = None, scanner_type: Any = None
+                  ) -> tuple[list[ChannelEdges], dict[str, Any]]:
     """The decode core of :func:`read_sigrok`: every channel's edges (:class:`ChannelEdges`) and
-    the keywords of :func:`~trace_parsers._edges.build_edge_trace` that turn them into the trace."""
+    the keywords of :func:`~trace_parsers._edges.build_edge_trace` that turn them into the trace.
+    ``scanner_type``: the edge scanner class (default :class:`~trace_parsers._edges.WordEdgeScanner`;
+    ``crosstrace info`` passes the NumPy-free one of :mod:`trace_parsers._pyedges`)."""
+    if scanner_type is None:
+        from .._edges import WordEdgeScanner as scanner_type
     on_corrupt = validate_on_corrupt(on_corrupt)
     rate_arg = _parse_rate_arg(samplerate)
     p = str(path)
     diags: list[Diagnostic] = []
     with ZipArchive(p, code="SR_BAD_ZIP") as z:
         info, members = _open_session(z, p, on_corrupt, diags, unitsize)
-        scanner = WordEdgeScanner(info["bits"], info["unitsize"], path=p, source_format="sigrok")
+        scanner = scanner_type(info["bits"], info["unitsize"], path=p, source_format="sigrok")
         try:
             for block in _inflate_members(z, members):
                 scanner.feed(block)

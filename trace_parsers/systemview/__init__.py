@@ -17,12 +17,15 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
+from .._meta import Diagnostic  # NumPy-free: sniffing imports this module
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
-from ..model import Diagnostic, Trace
 from .decode import looks_like_systemview, parse_container
 from .format import EvtId, ExSubId
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import Trace
 
 __all__ = ["read_systemview", "sniff", "EvtId", "ExSubId"]
 
@@ -86,12 +89,15 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
     return read_columns(paths, description=description, on_corrupt=on_corrupt)
 
 
-def read_columns(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise") -> Trace:
+def read_columns(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise",
+                 summary: bool = False) -> Trace:
     """``read_systemview`` from the raw columns of each whole stream (the file read at once):
-    converted in Rust (``fast``), or with NumPy when ``CROSSTRACE_SV_FAST=0``."""
-    from . import fast
-    from .convert import build_trace
-    from .decode import decode_stream
+    converted in Rust (``fast``), or with NumPy when ``CROSSTRACE_SV_FAST=0``. ``summary=True``:
+    the same passes without NumPy, giving what ``crosstrace info`` shows (``summary.py``)."""
+    if summary:
+        from .summary import decode_stream, summarize_columns
+    else:
+        from .decode import decode_stream
 
     streams = []
     diags: list[Diagnostic] = []
@@ -128,7 +134,13 @@ def read_columns(paths: list[Path], *, description: Any = None, on_corrupt: str 
         del data  # the columns do not reference the file bytes
     # the Rust conversion (fast.py) when the compiled core has it, else NumPy (convert.py); the
     # Rust one gives the raw columns' memory back as it goes: nothing reads `streams` after it
-    build = fast.build_trace_fast if fast.available() else build_trace
+    if summary:
+        build: Any = summarize_columns
+    else:
+        from . import fast
+        from .convert import build_trace
+
+        build = fast.build_trace_fast if fast.available() else build_trace
     return build(streams, names, path=";".join(str(p) for p in paths), sha256=sha.hexdigest(),
                  version=version or "raw", header=headers, esp_extension=esp_ext,
                  description=description, on_corrupt=on_corrupt, diagnostics=diags)

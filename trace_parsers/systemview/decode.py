@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover - NumPy is imported by raw_stream (sniffing imports this module)
+    import numpy as np
 
 from .. import _core
 from .._numbers import parse_uint
@@ -224,6 +225,8 @@ def decode_stream(data: bytes, core: int, start: int, end: int, *, esp_core_bit:
 
 def raw_stream(r: dict[str, Any], core: int, start: int) -> RawStream:
     """A ``RawStream`` over the buffers of one ``sv_decode`` (or ``SvStreamDecoder.feed``) result."""
+    import numpy as np
+
     u4 = np.dtype("=u4")
     off_dt = np.dtype("=u4") if r["off_size"] == 4 else np.dtype("=u8")
     return RawStream(

@@ -12,26 +12,23 @@ that becomes ``Trace.events``. No per-event Python objects.
 
 from __future__ import annotations
 
+import array
+import functools
 import os
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
+from .._meta import Diagnostic, EventKind, Severity, Task
 from ..errors import diagnostic
-from ..model import (
-    EVENT_DTYPE,
-    Diagnostic,
-    EventKind,
-    Severity,
-    Task,
-    Trace,
-    concat_events,
-    empty_events,
-)
-from .convert import StreamInfo, _collect, _stream_diags, _sysdesc_items, assemble_trace, stream_facts
 from .decode import RawStream
+from .streams import StreamInfo, _collect, _stream_diags, _sysdesc_items, stream_facts
+
+if TYPE_CHECKING:  # pragma: no cover - NumPy is imported where the events table is built (the
+    # side tables and metadata below serve `crosstrace info`'s NumPy-free summary too)
+    import numpy as np
+
+    from ..model import Trace
 from .description import OsTable, choose_table, load_bundled, load_description
 from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
 
@@ -44,25 +41,30 @@ _LAYOUT = (("ts", 0, "<i8"), ("ts_raw", 8, "<u8"), ("kind", 16, "u1"), ("core", 
            ("src_offset", 43, "<u8"))
 
 
+@functools.lru_cache(maxsize=1)
 def _layout_ok() -> bool:
+    import numpy as np
+
+    from ..model import EVENT_DTYPE
+
     if EVENT_DTYPE.itemsize != 51 or len(EVENT_DTYPE.names or ()) != len(_LAYOUT):
         return False
-    return all(EVENT_DTYPE.fields[n][1] == off and EVENT_DTYPE.fields[n][0] == np.dtype(dt)
-               for n, off, dt in _LAYOUT)
-
-
-_LAYOUT_OK = _layout_ok() and np.little_endian
+    fields = EVENT_DTYPE.fields
+    return np.little_endian and all(fields[n][1] == off and fields[n][0] == np.dtype(dt)
+                                    for n, off, dt in _LAYOUT)
 
 
 def available() -> bool:
     """True when the compiled core has the converter and ``CROSSTRACE_SV_FAST`` is not ``0``."""
     if os.environ.get("CROSSTRACE_SV_FAST", "1") == "0":
         return False
-    return _LAYOUT_OK and hasattr(_core, "sv_convert") and hasattr(_core, "sv_scan")
+    return hasattr(_core, "sv_convert") and hasattr(_core, "sv_scan") and _layout_ok()
 
 
 def _cols(r: RawStream) -> dict[str, Any]:
     """The raw columns by address (C-contiguous, native dtypes), for the Rust passes."""
+    import numpy as np
+
     out: dict[str, Any] = {"off_size": r.off.dtype.itemsize}
     for name, dt in (("id", "=u4"), ("core", "u1"), ("nv", "u1"), ("ts", "=u8"), ("p0", "=u4"),
                      ("p1", "=u4"), ("p2", "=u4"), ("off", r.off.dtype.str)):
@@ -75,6 +77,9 @@ def _cols(r: RawStream) -> dict[str, Any]:
     return out
 
 
+_U64 = (1 << 64) - 1
+
+
 def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: int,
                 shift: int) -> list[Task]:
     """TASK_INFO handles first (in order of appearance), then handles only seen in events."""
@@ -84,10 +89,8 @@ def _task_table(infos: list[StreamInfo], scans: list[dict[str, Any]], ram_base: 
             h = ram_base + (sid << shift)
             if h not in handles or not handles[h][0]:
                 handles[h] = (nm, prio)
-    seen = [np.uint64(ram_base) + (np.array(s["handles"], np.uint64) << np.uint64(shift))
-            for s in scans if s["handles"]]
-    # sorted(set()) rather than np.unique, which imports numpy.ma (10 ms on the `info` path)
-    extra_h = sorted({int(h) for a in seen for h in a.tolist()})
+    # ram_base + (id << shift) in uint64 arithmetic (wrapping), as the Rust conversion computes it
+    extra_h = sorted({(ram_base + (int(h) << shift)) & _U64 for s in scans for h in s["handles"]})
     for h in extra_h:
         if h not in handles:
             handles[int(h)] = (f"task@0x{int(h):x}", -1)
@@ -165,20 +168,25 @@ def decide(infos: list[StreamInfo], description: Any, diags: list[Diagnostic],
     table = _table(description, sysdesc, table_cache)
     named = b""
     if table is not None and table.events:
-        lut = np.zeros(max(table.events) + 2, dtype=np.uint8)
-        lut[list(table.events)] = 1
-        named = lut.tobytes()
+        lut = bytearray(max(table.events) + 2)
+        for e in table.events:
+            lut[e] = 1
+        named = bytes(lut)
     return Decided(init, ram_base, shift, tick_hz, sysdesc_texts, sysdesc, isr_names, table, named)
 
 
 def handles_bytes(tasks: list[Task]) -> bytes:
-    return np.array([t.native_handle for t in tasks], dtype=np.uint64).tobytes()
+    return array.array("Q", [t.native_handle for t in tasks]).tobytes()  # native uint64
 
 
 def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
                      version: str, header: list[list[str]], esp_extension: bool, description: Any,
                      on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
     """``convert.build_trace`` with the per-event work in the Rust core (same arguments)."""
+    import numpy as np
+
+    from ..model import EVENT_DTYPE, concat_events, empty_events
+
     diags: list[Diagnostic] = list(diagnostics or [])
     infos: list[StreamInfo] = []
     scans: list[dict[str, Any]] = []
@@ -239,6 +247,8 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
             sha256: str, version: str, header: list[list[str]], esp_extension: bool,
             n_streams: int) -> Trace:
     """Trace-level diagnostics and metadata (as ``convert.build_trace`` ends)."""
+    from .convert import assemble_trace
+
     diags.extend(unknown_id_diags(infos, stream_meta, table))
     if any(s["ovf_values"] for s in scans):
         ovf_rows = events["kind"] == EventKind.OVERFLOW

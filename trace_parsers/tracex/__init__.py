@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TraceFormatError
-from ..model import Trace
 from . import hexfmt
 
 if TYPE_CHECKING:  # pragma: no cover - the decoder is imported on first use (start-up of `info`)
+    from ..model import Trace  # NumPy: sniffing imports this module
     from .decode import RawTrace, TrxObject
 
 __all__ = ["read_tracex", "read_raw", "sniff", "RawTrace", "TrxObject"]

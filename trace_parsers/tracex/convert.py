@@ -32,10 +32,10 @@ available through ``trace.meta.extra["tracex_raw"]`` (a :class:`~.decode.RawTrac
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ..errors import diagnostic
 from ..model import (
     EVENT_DTYPE,
     CtxType,
@@ -49,6 +49,7 @@ from ..model import (
     ticks_to_ns,
 )
 from . import format as fmt
+from ._common import conversion_diagnostics
 from .decode import RawTrace
 
 
@@ -336,28 +337,18 @@ def _ns_converter(raw: RawTrace, tick_hz: int | None) -> Callable[[np.ndarray], 
 
 
 def _diagnostics(raw: RawTrace, acc: _Acc, tick_hz: int | None) -> list[Diagnostic]:
-    diags: list[Diagnostic] = []
-    mask = raw.header["timer_valid_mask"]
-    if acc.unknown_ids:
-        total = sum(acc.unknown_ids.values())
-        diags.append(diagnostic("TRX_UNKNOWN_ID", acc.first_unknown,
-                                f"{total} events with ids that have no name in the ThreadX/FileX/NetX Duo/"
-                                f"USBX tables: {', '.join(map(str, sorted(acc.unknown_ids)[:10]))} "
-                                "(decoded as OTHER, named UNKNOWN_<id>)", count=total))
-    if raw.timer_wraps:
-        diags.append(diagnostic("TRX_TIMER_WRAPS", raw.buffer_offset,
-                                f"the {raw.direction}-counting timer (mask 0x{mask:X}) wrapped "
-                                f"{raw.timer_wraps} times; unrolled by 0x{mask + 1:X} ticks per wrap",
-                                count=raw.timer_wraps))
-    if mask + 1 <= 1 << 24:
-        where = f" = {(mask + 1) * 1_000_000 // tick_hz} us" if tick_hz else ""
-        diags.append(diagnostic("TRX_SHORT_TIMER", 4,
-                                f"timer_valid_mask 0x{mask:X}: the timestamp wraps every {mask + 1} "
-                                f"ticks{where}; a gap longer than that between two events hides a wrap"))
-    if not tick_hz:
-        diags.append(diagnostic("TRX_NO_TICK_HZ", 0, "no tick rate given (tick_hz / --tick-hz / run.json): "
-                                "ts is in timer ticks"))
-    return diags
+    return conversion_diagnostics(mask=raw.header["timer_valid_mask"], timer_wraps=raw.timer_wraps,
+                                  direction=raw.direction, buffer_offset=raw.buffer_offset,
+                                  unknown_ids=acc.unknown_ids, first_unknown=acc.first_unknown,
+                                  tick_hz=tick_hz, file_offset=_file_offset(raw))
+
+
+def _file_offset(raw: RawTrace) -> Any:
+    """Buffer offset -> offset in the user's file (hex digits of that byte in a text export)."""
+    tmap = raw.text_offset
+    if tmap is None or not len(tmap):
+        return None
+    return lambda o: int(tmap[min(max(int(o), 0), len(tmap) - 1)])
 
 
 def to_trace(raw: RawTrace, *, tick_hz: int | None = None, sha256: str = "") -> Trace:

@@ -22,17 +22,23 @@ Layout rules (``specs/tracex.md`` §1-§7):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import TraceCorruptError, TraceError, TraceFormatError, check_option, diagnostic, handle_corrupt
-from ..model import Diagnostic, Severity
+from ..errors import TraceError, TraceFormatError, check_option
+from ..model import Diagnostic
 from . import format as fmt
 from . import hexfmt
-
-_PRINTABLE = frozenset(range(0x20, 0x7F))  #: TraceX: a name must start with 0x20..0x7E
+from ._common import (
+    object_name,
+    slot_diagnostics,
+    stale_diagnostic,
+    text_diagnostics,
+    validate_header,
+    vote_drops,
+)
 
 
 @dataclass(frozen=True)
@@ -241,11 +247,7 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
             e.offset = conv.file_offset(e.offset)
             e.args = (e._render(),)
         raise
-    raw.diagnostics[:] = [replace(d, offset=conv.file_offset(d.offset)) for d in raw.diagnostics]
-    if conv.cut is not None and not any(d.code == "TRX_TRUNCATED" for d in raw.diagnostics):
-        raw.diagnostics.append(diagnostic("TRX_TRUNCATED", conv.cut[0], f"the {raw.encoding} text ends "
-                                          f"early ({conv.cut[1]}) but every slot was read",
-                                          severity=Severity.INFO))
+    raw.diagnostics[:] = text_diagnostics(raw.diagnostics, conv.file_offset, conv.cut, raw.encoding)
     raw.text_offset = conv.text_offset
     raw.file_size = len(data)
     return raw
@@ -261,7 +263,7 @@ def _decode_binary(data: bytes, path: str | None, timer: str, on_corrupt: str,
                                code="TRX_BAD_HEADER", path=path, offset=size)
     h = np.frombuffer(data, dtype=fmt.header_dtype(bo), count=1)[0]
     hdr = {name: int(h[name]) for name, _ in fmt.HEADER_FIELDS}
-    _validate_header(hdr, size, path, diags)
+    validate_header(hdr, size, path, diags)
 
     base = hdr["trace_base_address"]
     ns = hdr["object_name_size"]
@@ -279,30 +281,13 @@ def _decode_binary(data: bytes, path: str | None, timer: str, on_corrupt: str,
     tp = slots[:, 0]
     null = np.flatnonzero(tp == 0)
     k = int(null[0]) if null.size else avail
-    if avail < m:
-        end = buf_off + avail * fmt.EVENT_SIZE
-        if k == avail:
-            handle_corrupt(TraceCorruptError(
-                f"the event buffer is truncated: the header declares {m} slots up to offset "
-                f"0x{buf_off + m * 32:x} but the file ends at 0x{size:x} after {avail} complete "
-                f"slots (every complete event is kept){_lost_time_note(cur, avail, m)}",
-                code="TRX_TRUNCATED", path=path, offset=end), on_corrupt, diags)  # type: ignore[arg-type]
-        else:
-            diags.append(diagnostic("TRX_TRUNCATED", end, f"the file ends after {avail} of {m} slots, "
-                                    f"past the last written slot {k - 1}: no event is missing",
-                                    severity=Severity.INFO))
-    wrapped = cur < k
-    ranges = ((cur, k), (0, cur)) if wrapped and cur > 0 else ((0, k),)
-    if wrapped:
-        diags.append(diagnostic("TRX_WRAPPED", buf_off + cur * 32,
-                                f"the circular buffer wrapped: oldest event in slot {cur} of {m}"))
+    wrapped, ranges = slot_diagnostics(diags, path, on_corrupt, buf_off=buf_off, m=m, avail=avail, k=k,
+                                       cur=cur, size=size)
     # after a disable + re-enable only word 0 of each slot is cleared: slots past the first unused
     # one that still hold data are stale (validity is decided on thread_pointer, never event_id)
     stale = int(np.count_nonzero(slots[k + 1:].any(axis=1))) if k + 1 < avail else 0
     if stale:
-        diags.append(diagnostic("TRX_STALE_SLOTS", buf_off + (k + 1) * 32,
-                                f"{stale} slots after the first unused slot {k} hold stale data from an "
-                                "earlier trace enable; skipped, as TraceX does", count=stale))
+        diags.append(stale_diagnostic(stale, buf_off, k))
 
     raw = RawTrace(path=path or "", byteorder=bo, header=hdr, objects=objects, slots=slots,
                    buffer_offset=buf_off, event_slots=m, current_index=cur,
@@ -330,66 +315,13 @@ def _bridge_gap(raw: RawTrace, d: np.ndarray, p: int, lost: int, period: int) ->
         raw.timer_wraps += extra
 
 
-def _lost_time_note(cur: int, avail: int, m: int) -> str:
-    """What a cut does to the times of a buffer that wrapped (its lost slots are not the newest)."""
-    if cur >= avail and cur > 0:
-        return (f"; the buffer wrapped and its oldest events (from slot {cur}) are lost, so relative "
-                f"times start at slot 0 and timer wraps inside the lost slots {avail}..{m - 1} cannot "
-                "be counted: absolute timer values may differ from the intact recording by a "
-                "multiple of the timer period")
-    if cur > 0:
-        return (f"; the buffer wrapped: the lost slots {avail}..{m - 1} lie between slot {avail - 1} "
-                "and slot 0 in time; the timer wraps across them are estimated from the typical "
-                "time per event")
-    return ""
-
-
-def _validate_header(h: dict[str, int], size: int, path: str | None, diags: list[Diagnostic]) -> None:
-    def bad(field_: str, off: int, expected: str) -> TraceFormatError:
-        return TraceFormatError(f"invalid control header: {field_} = 0x{h[field_]:08X} at header offset "
-                                f"{off}; expected {expected}", code="TRX_BAD_HEADER", path=path, offset=off)
-
-    base = h["trace_base_address"]
-    if h["object_name_size"] >= fmt.MAX_NAME_SIZE:
-        raise bad("object_name_size", 18, f"a registry name size below {fmt.MAX_NAME_SIZE}")
-    if h["registry_start_pointer"] - base != fmt.HEADER_SIZE:
-        raise bad("registry_start_pointer", 12, f"trace_base_address + 48 = 0x{base + 48:08X}")
-    esize = 16 + h["object_name_size"]
-    span = h["registry_end_pointer"] - h["registry_start_pointer"]
-    if span <= 0 or span % esize:
-        raise bad("registry_end_pointer", 20, f"registry start + a positive multiple of {esize} bytes")
-    if h["registry_end_pointer"] - base > size:
-        raise bad("registry_end_pointer", 20, f"a registry that ends inside the {size}-byte file")
-    if h["buffer_start_pointer"] != h["registry_end_pointer"]:
-        raise bad("buffer_start_pointer", 24, f"= registry_end_pointer 0x{h['registry_end_pointer']:08X}")
-    span = h["buffer_end_pointer"] - h["buffer_start_pointer"]
-    if span <= 0 or span % fmt.EVENT_SIZE:
-        raise bad("buffer_end_pointer", 28, "buffer start + a positive multiple of 32 bytes")
-    cur = h["buffer_current_pointer"]
-    start = h["buffer_start_pointer"]
-    if not (start <= cur < h["buffer_end_pointer"]) or (cur - start) % 32:
-        raise bad("buffer_current_pointer", 32, f"a 32-byte slot in [0x{h['buffer_start_pointer']:08X}, "
-                  f"0x{h['buffer_end_pointer']:08X})")
-    if h["buffer_start_pointer"] - base > size:
-        raise bad("buffer_start_pointer", 24, f"an event buffer that starts inside the {size}-byte file")
-    found = (h["reserved2"], h["reserved3"], h["reserved4"])
-    if found != fmt.RESERVED:
-        shown = "/".join(f"0x{x:08X}" for x in found)
-        diags.append(diagnostic("TRX_BAD_RESERVED", 36, f"reserved2..4 are {shown}, expected "
-                                "0xAAAAAAAA/0xBBBBBBBB/0xCCCCCCCC (TraceX does not check them)"))
-
-
 def _objects(reg: np.ndarray) -> list[TrxObject]:
     out = []
     used = np.flatnonzero(reg["type"] != 0) if reg.size else np.zeros(0, np.int64)
     for i in used.tolist():
         r = reg[i]
         name_b = bytes(r["name"]).split(b"\0", 1)[0] if reg.dtype["name"].itemsize else b""
-        name_b = name_b[:fmt.MAX_NAME_SIZE - 1]
-        if not name_b or name_b[0] not in _PRINTABLE:
-            name = "Non-ASCII Name"
-        else:
-            name = name_b.decode("latin-1")
+        name = object_name(name_b)
         t = int(r["type"])
         out.append(TrxObject(slot=i, type=t, type_name=fmt.object_type_name(t), name=name,
                              address=int(r["thread_pointer"]), param_1=int(r["param_1"]),
@@ -415,15 +347,7 @@ def _timestamps(raw: RawTrace, k: int, timer: str, gap: tuple[int, int] | None =
         # from slot k - 1 to slot 0 (not adjacent in slot order).
         keep = np.ones(d.shape[0], dtype=bool)
         first = raw.current_index if raw.wrapped else 0  # slot at chronological position 0
-
-        def pair_ending_at_slot(slot: int) -> int:  # chronological index into d, or -1
-            p = slot - first if slot >= first else slot + (k - first)
-            return p - 1 if 1 <= p < n else -1
-
-        drops = {pair_ending_at_slot(1), pair_ending_at_slot(first + 1)}
-        if raw.wrapped and first > 0:
-            drops.add(pair_ending_at_slot(0))
-        for p in drops - {-1}:
+        for p in vote_drops(first, k, n, raw.wrapped):
             keep[p] = False
         inc = int(np.count_nonzero((d > 0) & keep))
         dec = int(np.count_nonzero((d < 0) & keep))

@@ -10,10 +10,12 @@ big-endian.  Event-id names come from the headers (:mod:`._ids`, generated data)
 from __future__ import annotations
 
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ._ids import EVENT_IDS, OBJECT_TYPES
+
+if TYPE_CHECKING:  # pragma: no cover - the dtypes import NumPy on use (the NumPy-free summary needs none)
+    import numpy as np
 
 TX_TRACE_VALID = 0x54585442
 MAGIC_LE = b"BTXT"  #: TX_TRACE_VALID stored little-endian
@@ -81,11 +83,15 @@ EVENT_FIELDS = ("thread_pointer", "thread_priority", "event_id", "time_stamp",
 
 def header_dtype(byteorder: str) -> np.dtype:
     """The 48-byte control header for ``byteorder`` ``'<'`` or ``'>'``."""
+    import numpy as np
+
     return np.dtype([(n, byteorder + t) for n, t in HEADER_FIELDS])
 
 
 def registry_dtype(byteorder: str, name_size: int) -> np.dtype:
     """One ``TX_TRACE_OBJECT_ENTRY`` (16 + ``name_size`` bytes)."""
+    import numpy as np
+
     return np.dtype([("available", "u1"), ("type", "u1"), ("reserved1", "u1"), ("reserved2", "u1"),
                      ("thread_pointer", byteorder + "u4"), ("param_1", byteorder + "u4"),
                      ("param_2", byteorder + "u4"), ("name", f"S{name_size}" if name_size else "V0")])
@@ -93,6 +99,8 @@ def registry_dtype(byteorder: str, name_size: int) -> np.dtype:
 
 def event_dtype(byteorder: str) -> np.dtype:
     """One 32-byte ``TX_TRACE_BUFFER_ENTRY``."""
+    import numpy as np
+
     return np.dtype([(n, byteorder + "u4") for n in EVENT_FIELDS])
 
 
@@ -134,6 +142,8 @@ def object_type_name(type_: int) -> str:
 
 def known_event_ids() -> np.ndarray:
     """Sorted array of every named (non-user) event id."""
+    import numpy as np
+
     return np.array(sorted(EVENT_IDS), dtype=np.uint32)
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import binascii
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover - imported by the converters that keep offsets (sniffing needs none)
+    import numpy as np
 
 from ..errors import TraceFormatError
 
@@ -103,6 +105,8 @@ def convert(data: bytes, path: str | None = None) -> Converted | None:
 
 
 def _plain_hex_mapped(data: bytes) -> Converted:
+    import numpy as np
+
     arr = np.frombuffer(data, np.uint8)
     pos = np.flatnonzero(arr > 32)  # every non-whitespace byte must be a hex digit
     digits = arr[pos].tobytes()
@@ -119,6 +123,8 @@ def _plain_hex_mapped(data: bytes) -> Converted:
 
 
 def _records_mapped(data: bytes, kind: str) -> Converted:
+    import numpy as np
+
     out: list[bytes] = []
     offs: list[np.ndarray] = []
     offset = 0

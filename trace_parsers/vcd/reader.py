@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .._edges import ChannelEdges, build_edge_trace, changes_to_edges, rescale_ticks
+from .._meta import Diagnostic, Severity
 from .._numbers import MAX_RATE_HZ, parse_uint, rate_ok
 from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt, validate_on_corrupt
-from ..model import Diagnostic, Severity, Trace
 from . import sniff  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:  # pragma: no cover - NumPy is imported on use (a small `info` parses without it)
+    import numpy as np
+
+    from .._edges import ChannelEdges
+    from ..model import Trace
 
 _UNIT_HZ = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9, "ps": 10**12, "fs": 10**15}
 _TS_RE = re.compile(r"^\s*(1|10|100)\s*(s|ms|us|ns|ps|fs)\s*$")
@@ -52,6 +55,8 @@ def read_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | N
     rate is ``1 / $timescale``.  ``on_corrupt`` applies to a body that cannot be parsed (times going
     backwards, a change for an undeclared identifier): raise, or keep the edges before it.
     """
+    from .._edges import build_edge_trace
+
     channels, edge_kwargs = decode_vcd(path, on_corrupt=on_corrupt, samplerate=samplerate)
     return build_edge_trace(channels, **edge_kwargs)
 
@@ -60,6 +65,26 @@ def decode_vcd(path: str | Path, *, on_corrupt: str = "raise",
                samplerate: int | None = None) -> tuple[list[ChannelEdges], dict[str, Any]]:
     """The decode core of :func:`read_vcd`: every channel's edges (:class:`ChannelEdges`) and the
     keywords of :func:`~trace_parsers._edges.build_edge_trace` that turn them into the trace."""
+    import numpy as np
+
+    from .._edges import ChannelEdges, changes_to_edges, rescale_ticks
+
+    allvars, scale, edge_kwargs = parse_vcd(path, on_corrupt=on_corrupt, samplerate=samplerate)
+    chans = []
+    for v in allvars:
+        tv = np.asarray(v.times, dtype=np.int64)
+        if scale[0] != scale[1]:
+            tv = rescale_ticks(tv, *scale)
+        init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
+        chans.append(ChannelEdges(v.index, v.name, init, ev))
+    return chans, edge_kwargs
+
+
+def parse_vcd(path: str | Path, *, on_corrupt: str = "raise", samplerate: int | None = None,
+              vectorised: bool = True) -> tuple[list[_Var], tuple[int, int], dict[str, Any]]:
+    """The parse of :func:`decode_vcd`: the one-bit variables with their change lists, the
+    ``(num, den)`` from VCD times to ticks, and the keywords of ``build_edge_trace``.
+    ``vectorised=False``: the body is parsed line by line without NumPy (same result)."""
     on_corrupt = validate_on_corrupt(on_corrupt)
     p = str(path)
     try:
@@ -76,19 +101,12 @@ def decode_vcd(path: str | Path, *, on_corrupt: str = "raise",
     body = data[body_start:].decode("utf-8", "surrogateescape")
     if cut is not None and cut[0] >= off:  # the file ends inside a line: that line is not parsed
         body = body[:len(body) - cut[1]]
-    st = BodyState(p, on_corrupt, diags)
+    st = BodyState(p, on_corrupt, diags, vectorised=vectorised)
     st.parse(body, off, ids)
     st.finish(cut, len(data), allvars)
     rate, scale = sample_scale(tick_hz, samplerate, p)
-    chans = []
-    for v in allvars:
-        tv = np.asarray(v.times, dtype=np.int64)
-        if scale[0] != scale[1]:
-            tv = rescale_ticks(tv, *scale)
-        init, ev = changes_to_edges(tv, np.asarray(v.levels, dtype=np.int8))
-        chans.append(ChannelEdges(v.index, v.name, init, ev))
     extra = {"timescale": timescale, "vcd_tick_hz": tick_hz}
-    return chans, dict(source_format="vcd", path=p, tick_hz=rate,
+    return allvars, scale, dict(source_format="vcd", path=p, tick_hz=rate,
                        total_ticks=scaled_total(st.last_time, scale), diagnostics=diags, extra=extra)
 
 
@@ -169,8 +187,9 @@ class BodyState:
     """Parse state of the body, carried from one piece of text to the next (the whole read parses
     one piece; the chunked read parses blocks that start at a line)."""
 
-    def __init__(self, p: str, on_corrupt: str, diags: list[Diagnostic]) -> None:
+    def __init__(self, p: str, on_corrupt: str, diags: list[Diagnostic], *, vectorised: bool = True) -> None:
         self.p, self.on_corrupt, self.diags = p, on_corrupt, diags
+        self.vectorised = vectorised  #: False: never the NumPy tokenizer (_fast_body)
         self.now = 0
         self.last_time = 0
         self.junk_lines = 0
@@ -179,8 +198,8 @@ class BodyState:
 
     def parse(self, body: str, off: int, ids: dict[str, list[_Var]]) -> None:
         """Append the changes of ``body`` (text from file offset ``off``) to the variables."""
-        fast = (_fast_body(body, ids, self.now) if body.isascii() and not self.in_comment
-                and not self.damaged else None)
+        fast = (_fast_body(body, ids, self.now) if self.vectorised and body.isascii()
+                and not self.in_comment and not self.damaged else None)
         if fast is not None:
             self.now = self.last_time = max(self.last_time, fast)
             return
@@ -324,6 +343,8 @@ def _fast_body(body: str, ids: dict[str, list[_Var]], now: int = 0) -> int | Non
     non-VCD text, unknown or aliased identifiers, identifiers longer than 8 characters, times going
     backwards.  About 20x faster than the token loop on large files.
     """
+    import numpy as np
+
     raw = body.encode("ascii")
     if not raw.strip():
         return now

@@ -340,3 +340,23 @@ def test_text_encoding_offsets_point_into_the_text_file(trx_corpus, tmp_path, en
     for off, boff in zip(ev["src_offset"][:50].tolist(), binary["src_offset"][:50].tolist()):
         digits = text[off:off + 2]  # the first byte of the 32-byte record, as two hex digits
         assert digits.lower() == data[boff:boff + 1].hex().encode()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("enc", ["ihex", "srec", "hex"])
+def test_conversion_diagnostics_point_into_the_text_file(trx_corpus, tmp_path, enc):
+    """TRX_TIMER_WRAPS / TRX_SHORT_TIMER / TRX_NO_TICK_HZ of a hex-text export name the offset of
+    the byte's hex digits in the user's file, not the offset in the converted binary."""
+    data = (trx_corpus / CORPUS_FILES[0]).read_bytes()  # a 16-bit timer that wraps
+    def plain(b: bytes) -> bytes:
+        return b"\n".join(b[i:i + 16].hex(" ").encode() for i in range(0, len(b), 16))
+
+    text = {"ihex": hexfmt.to_ihex, "srec": hexfmt.to_srec, "hex": plain}[enc](data)
+    got = {d.code: d.offset for d in open_trace(write(tmp_path, text, "t.hex")).diagnostics}
+    want = {d.code: d.offset for d in open_trace(write(tmp_path, data, "t.trx")).diagnostics}
+    codes = ("TRX_TIMER_WRAPS", "TRX_SHORT_TIMER", "TRX_NO_TICK_HZ")
+    assert all(c in want and c in got for c in codes)
+    for c in codes:
+        off = got[c]
+        assert text[off:off + 2].lower() == data[want[c]:want[c] + 1].hex().encode(), c
+    assert got["TRX_TIMER_WRAPS"] != want["TRX_TIMER_WRAPS"]  # the binary offset would be wrong here

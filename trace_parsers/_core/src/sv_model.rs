@@ -87,7 +87,7 @@ const EX_MARK: u32 = 0;
 pub(crate) const EX_NAME_MARKER: u32 = 1;
 pub(crate) const META_IDS: [u32; 8] = [9, 12, 13, 14, 21, 22, 24, 25];
 
-pub(crate) fn is_target(id: u32) -> bool {
+pub(crate) const fn is_target(id: u32) -> bool {
     matches!(id, 6 | 7 | 8 | 29)
 }
 
@@ -105,38 +105,11 @@ pub struct Raw<'a, O> {
 
 pub use crate::sv_scan::{scan, Scan};
 
-/// Exact `x / d` for an invariant divisor by a multiply-high and one correction step.
-#[derive(Clone, Copy)]
-struct Div {
-    d: u64,
-    inv: u64,
-}
-
-impl Div {
-    fn new(d: u64) -> Self {
-        Div {
-            d,
-            inv: if d > 1 { (u64::MAX / d) as u64 } else { 0 },
-        }
-    }
-    #[inline(always)]
-    fn div_rem(self, x: u64) -> (u64, u64) {
-        if self.d <= 1 {
-            return (x, 0);
-        }
-        // inv <= 2^64 / d, so the estimate is q or q - 1 (or q - 2 when inv was rounded down by
-        // u64::MAX); two branch-free steps correct it (a loop's branch mispredicts often).
-        let mut q = ((x as u128 * self.inv as u128) >> 64) as u64;
-        let mut r = x - q * self.d;
-        for _ in 0..2 {
-            let c = (r >= self.d) as u64;
-            q += c;
-            r -= c * self.d;
-        }
-        debug_assert!(r < self.d);
-        (q, r)
-    }
-}
+#[path = "sv_clock.rs"]
+mod clock;
+use clock::Clock;
+#[cfg(test)]
+use clock::Div;
 
 /// Per-stream conversion parameters (decided in Python from the metadata packets).
 pub struct Params<'a> {
@@ -309,54 +282,6 @@ struct Row {
     src_id: u32,
 }
 
-/// Ticks -> ns since the origin: `q * 1e9 + r * 1e9 / hz` (`model.ticks_to_ns`, wrapping as
-/// NumPy's int64 does), or the raw tick difference when the rate is unknown.
-struct Clock {
-    hz: u64,
-    div: Div,
-    origin: u64,
-    /// The last `rel` and its `(rel / hz, rel % hz)`: timestamps mostly grow by less than `hz`,
-    /// so the quotient follows by one comparison instead of a division.
-    last: (u64, u64, u64),
-}
-
-impl Clock {
-    fn new(hz: u64, origin: u64) -> Self {
-        Clock {
-            hz,
-            div: Div::new(hz),
-            origin,
-            last: (0, 0, 0),
-        }
-    }
-
-    #[inline(always)]
-    fn ns(&mut self, ts_raw: u64) -> i64 {
-        let rel = ts_raw.wrapping_sub(self.origin);
-        if self.hz == 0 {
-            return rel as i64;
-        }
-        let (prev, q0, r0) = self.last;
-        let (q, rem) = match rel.checked_sub(prev) {
-            Some(d) if d < self.hz => {
-                let r = r0 + d; // < 2 * hz
-                let c = (r >= self.hz) as u64;
-                (q0 + c, r - c * self.hz)
-            }
-            _ => self.div.div_rem(rel),
-        };
-        self.last = (rel, q, rem);
-        let frac = if self.hz <= 18_446_744_073 {
-            self.div.div_rem(rem * 1_000_000_000).0
-        } else {
-            (rem as u128 * 1_000_000_000 / self.hz as u128) as u64
-        };
-        (q as i64)
-            .wrapping_mul(1_000_000_000)
-            .wrapping_add(frac as i64)
-    }
-}
-
 /// Conversion state carried from one part of a stream to the next (chunked reading): running
 /// context per core, the PRINT_FORMATTED counter and the ids converted to API_CALL.
 #[derive(Clone)]
@@ -485,19 +410,18 @@ impl<'a, 's> Mapper<'a, 's> {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn write_row(out: &mut [u8], ts: i64, ts_raw: u64, core: u8, ctx: (u8, i32), o: &Row, off: u64) {
-    let mut row = [0u8; ROW];
-    put(&mut row, O_TS, &ts.to_le_bytes());
-    put(&mut row, O_TS_RAW, &ts_raw.to_le_bytes());
+    let row: &mut [u8; ROW] = out.try_into().expect("one row");
+    put(row, O_TS, &ts.to_le_bytes());
+    put(row, O_TS_RAW, &ts_raw.to_le_bytes());
     row[O_KIND] = o.kind;
     row[O_CORE] = core;
     row[O_CTX_TYPE] = ctx.0;
-    put(&mut row, O_CTX_ID, &ctx.1.to_le_bytes());
-    put(&mut row, O_TARGET, &o.target.to_le_bytes());
-    put(&mut row, O_MARKER, &o.marker.to_le_bytes());
-    put(&mut row, O_VALUE, &o.value.to_le_bytes());
-    put(&mut row, O_SRC_ID, &o.src_id.to_le_bytes());
-    put(&mut row, O_SRC_OFF, &off.to_le_bytes());
-    out.copy_from_slice(&row);
+    put(row, O_CTX_ID, &ctx.1.to_le_bytes());
+    put(row, O_TARGET, &o.target.to_le_bytes());
+    put(row, O_MARKER, &o.marker.to_le_bytes());
+    put(row, O_VALUE, &o.value.to_le_bytes());
+    put(row, O_SRC_ID, &o.src_id.to_le_bytes());
+    put(row, O_SRC_OFF, &off.to_le_bytes());
 }
 
 /// Raw rows converted between two calls of the `progress` callback of `convert`.

@@ -34,27 +34,47 @@ fn nesting_switch_and_overflow() {
 
 #[test]
 fn exact_division() {
-    for d in [
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut divisors = vec![
         1u64,
         2,
         3,
         7,
+        1 << 20,
         160_000_000,
         1_000_000_007,
+        18_446_744_073,
+        (1 << 63) - 1,
+        1 << 63,
+        (1 << 63) + 1,
         u64::MAX / 3,
+        u64::MAX - 1,
         u64::MAX,
-    ] {
+    ];
+    divisors.extend((0..200).map(|i| (next() >> (i % 64)).max(1)));
+    for d in divisors {
         let dv = Div::new(d);
-        for x in [
+        let mut xs = vec![
             0u64,
             1,
             d - 1,
             d,
             d.wrapping_add(1),
+            d.wrapping_mul(2).wrapping_sub(1),
             12_345_678_901,
             u64::MAX,
             u64::MAX - 1,
-        ] {
+            u64::MAX - u64::MAX % d,
+            (u64::MAX - u64::MAX % d).wrapping_sub(1),
+        ];
+        xs.extend((0..200).map(|i| next() >> (i % 64)));
+        for x in xs {
             assert_eq!(dv.div_rem(x), (x / d, x % d), "{} / {}", x, d);
         }
     }

@@ -33,16 +33,14 @@ impl<'d> Cur<'d> {
     /// Unsigned LEB128, at most 5 bytes.
     #[inline(always)]
     pub(super) fn varint(&mut self) -> Result<u32, Fail> {
-        // one or two bytes inline (ids, small values and most time deltas), else the loop
+        // one or two bytes without a branch on which (ids, small values and most time deltas:
+        // their length varies from packet to packet, a branch on it mispredicts), else the loop
         if self.pos + 1 < self.end.min(self.d.len()) {
-            let (b0, b1) = (self.d[self.pos], self.d[self.pos + 1]);
-            if b0 < 0x80 {
-                self.pos += 1;
-                return Ok(b0 as u32);
-            }
-            if b1 < 0x80 {
-                self.pos += 2;
-                return Ok((b0 & 0x7F) as u32 | (b1 as u32) << 7);
+            let (b0, b1) = (self.d[self.pos] as u32, self.d[self.pos + 1] as u32);
+            let two = b0 >> 7; // 1 when a second byte follows
+            if two & (b1 >> 7) == 0 {
+                self.pos += 1 + two as usize;
+                return Ok((b0 & 0x7F) | (b1 << 7) & 0u32.wrapping_sub(two));
             }
         } else if self.pos < self.end {
             let b = self.d[self.pos];
@@ -92,10 +90,11 @@ impl<'d> Decoder<'d> {
             org: self.org,
         };
         let (id, core) = self.read_id(&mut c)?;
-        let mut v = [0u32; 3];
-        let nv: usize;
+        // `v` is built by value on every path, never written through its address: it stays in
+        // registers (an 8-byte load of two 4-byte stores would stall store forwarding)
+        let (nv, v): (usize, [u32; 3]);
         if id < 24 {
-            nv = self.fixed(id, &mut c, n, &mut v, side)?;
+            (nv, v) = self.fixed(id, &mut c, n, side)?;
         } else {
             let len = c.varint()? as usize;
             let pstart = c.pos;
@@ -123,7 +122,13 @@ impl<'d> Decoder<'d> {
                 end: pend,
                 org: self.org,
             };
-            nv = self.payload(id, &mut p, n, &mut v, side);
+            (nv, v) = match payload_numeric(id, &mut p) {
+                Some(r) => r,
+                None => {
+                    p.pos = pstart;
+                    self.payload_rare(id, &mut p, n, side)
+                }
+            };
             c.pos = pend;
         }
         let delta = c.varint()?;
@@ -139,58 +144,60 @@ impl<'d> Decoder<'d> {
         Ok((c.pos, p))
     }
 
-    /// The fields of a system packet with a fixed layout (ids 0..23, systemview.md §3.2).
+    /// The fields of a system packet with a fixed layout (ids 0..23, systemview.md §3.2):
+    /// (values, the first three).
     #[inline(always)]
     fn fixed(
         &mut self,
         id: u32,
         c: &mut Cur<'_>,
         n: usize,
-        v: &mut [u32; 3],
         side: &mut Side,
-    ) -> Result<usize, Fail> {
+    ) -> Result<(usize, [u32; 3]), Fail> {
         Ok(match id {
-            0 | 3 | 5 | 10 | 11 | 17 | 18 | 20 => 0,
-            1 | 2 | 4 | 6 | 8 | 12 | 15 | 16 | 19 => {
-                v[0] = c.varint()?;
-                1
-            }
+            0 | 3 | 5 | 10 | 11 | 17 | 18 | 20 => (0, [0; 3]),
+            1 | 2 | 4 | 6 | 8 | 12 | 15 | 16 | 19 => (1, [c.varint()?, 0, 0]),
             7 | 13 | 23 => {
-                v[0] = c.varint()?;
-                v[1] = c.varint()?;
-                2
+                let a = c.varint()?;
+                (2, [a, c.varint()?, 0])
             }
-            9 => {
-                // TASK_INFO: TaskId, Prio, Name
+            _ => self.fixed_rare(id, c, n, side)?,
+        })
+    }
+
+    /// The metadata packets of `fixed` (with a string or aux record).
+    #[inline(never)]
+    fn fixed_rare(
+        &mut self,
+        id: u32,
+        c: &mut Cur<'_>,
+        n: usize,
+        side: &mut Side,
+    ) -> Result<(usize, [u32; 3]), Fail> {
+        let mut v = [0u32; 3];
+        Ok(match id {
+            9 | 22 => {
+                // TASK_INFO: TaskId, Prio, Name; MODULEDESC: ModuleId, EventOffset, string
                 v[0] = c.varint()?;
                 v[1] = c.varint()?;
                 let end = c.end;
                 let s = self.string(c, end, true, side)?;
                 self.aux(side, n, &v[..2], s);
-                2
+                (2, v)
             }
             14 => {
                 let end = c.end;
                 let s = self.string(c, end, true, side)?;
                 self.aux(side, n, &[], s);
-                0
+                (0, v)
             }
             21 => {
                 let a = [c.varint()?, c.varint()?, c.varint()?, c.varint()?];
                 v.copy_from_slice(&a[..3]);
                 self.aux(side, n, &a, u32::MAX);
-                4
+                (4, v)
             }
-            22 => {
-                // MODULEDESC: ModuleId, EventOffset, string
-                v[0] = c.varint()?;
-                v[1] = c.varint()?;
-                let end = c.end;
-                let s = self.string(c, end, true, side)?;
-                self.aux(side, n, &v[..2], s);
-                2
-            }
-            _ => 0, // unreachable: every id < 24 is listed above
+            _ => (0, v), // unreachable: `fixed` takes the other ids < 24
         })
     }
 
@@ -288,6 +295,20 @@ impl<'d> Decoder<'d> {
                 }
             }
         }
+    }
+
+    /// `payload` for the packets `payload_numeric` leaves: (values, the first three).
+    #[inline(never)]
+    fn payload_rare(
+        &mut self,
+        id: u32,
+        p: &mut Cur<'_>,
+        n: usize,
+        side: &mut Side,
+    ) -> (usize, [u32; 3]) {
+        let mut v = [0u32; 3];
+        let k = self.payload(id, p, n, &mut v, side);
+        (k, v)
     }
 
     /// The payload of an EX packet (id 31): SubID, then the sub-payload.
@@ -423,6 +444,41 @@ impl<'d> Decoder<'d> {
     }
 }
 
+/// The common payloads inline: at most three numeric values and no string (OS and user ids,
+/// INIT, END_CALL, ...: up to three values; EX other than NAME_MARKER and REGISTER_DATA: the
+/// SubID and up to two values). Returns the number of values, or None for every other payload
+/// (strings, more values, a damaged varint): `payload` decodes those from the start again.
+#[inline(always)]
+fn payload_numeric(id: u32, p: &mut Cur<'_>) -> Option<(usize, [u32; 3])> {
+    let more = |p: &Cur<'_>| p.pos < p.end;
+    let (mut k, mut v) = (0usize, [0u32; 3]);
+    match id {
+        25 | 26 => return None,
+        31 => {
+            v[0] = p.varint().ok()?;
+            if v[0] == 1 || v[0] == 6 {
+                return None;
+            }
+            k = 1;
+        }
+        _ => {
+            if more(p) {
+                v[0] = p.varint().ok()?;
+                k = 1;
+            }
+        }
+    }
+    if more(p) {
+        v[1] = p.varint().ok()?;
+        k += 1;
+        if more(p) {
+            v[2] = p.varint().ok()?;
+            k += 1;
+        }
+    }
+    (!more(p)).then_some((k, v))
+}
+
 /// Read up to `out.len()` varints while bytes remain; returns how many were read.
 fn read_vals(p: &mut Cur<'_>, out: &mut [u32]) -> usize {
     let mut k = 0;
@@ -439,4 +495,58 @@ fn read_vals(p: &mut Cur<'_>, out: &mut [u32]) -> usize {
         }
     }
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::systemview::Options;
+
+    fn cur(d: &[u8]) -> Cur<'_> {
+        Cur {
+            d,
+            pos: 0,
+            end: d.len(),
+            org: 0,
+        }
+    }
+
+    /// The inline numeric payloads (`payload_numeric`, else `payload_rare`) equal `payload` on
+    /// random payloads: values, count and aux records.
+    #[test]
+    fn numeric_fast_path_equals_payload() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let ids = [24u32, 25, 26, 27, 28, 29, 31, 32, 40, 1000, 70_000];
+        for _ in 0..20_000 {
+            let len = (next() % 14) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match next() % 4 {
+                    0 => 0x80 | next() as u8,
+                    1 => (next() % 8) as u8,
+                    _ => next() as u8 & 0x7F,
+                })
+                .collect();
+            let id = ids[(next() % ids.len() as u64) as usize];
+            let mut dec = Decoder::new(&bytes, 0, len, Options::default());
+            let (mut want_side, mut got_side) = (Side::default(), Side::default());
+            let mut want = [0u32; 3];
+            let k = dec.payload(id, &mut cur(&bytes), 0, &mut want, &mut want_side);
+            let mut p = cur(&bytes);
+            let got = match payload_numeric(id, &mut p) {
+                Some(r) => r,
+                None => dec.payload_rare(id, &mut cur(&bytes), 0, &mut got_side),
+            };
+            assert_eq!(got, (k, want), "id {} payload {:02x?}", id, bytes);
+            assert_eq!(
+                (got_side.aux_vals, got_side.aux_row, got_side.strings),
+                (want_side.aux_vals, want_side.aux_row, want_side.strings)
+            );
+        }
+    }
 }

@@ -44,31 +44,69 @@ pub enum Class {
     Text,
 }
 
+/// What a system id (< 32, NOP aside) asks of the scan (`SYS` below).
+const S_EVENT: u8 = 0;
+const S_HANDLE: u8 = 1;
+const S_META: u8 = 2;
+const S_PRINT: u8 = 3;
+const S_EX: u8 = 4;
+const S_OVERFLOW: u8 = 5;
+
+const SYS: [u8; 32] = {
+    let mut t = [S_EVENT; 32];
+    let mut i = 0;
+    while i < 32 {
+        let id = i as u32;
+        t[i] = if is_target(id) || id == ID_START_EXEC {
+            S_HANDLE
+        } else if id == ID_PRINT {
+            S_PRINT
+        } else if id == ID_EX {
+            S_EX
+        } else if id == ID_OVERFLOW {
+            S_OVERFLOW
+        } else {
+            S_EVENT
+        };
+        i += 1;
+    }
+    let mut j = 0;
+    while j < META_IDS.len() {
+        t[META_IDS[j] as usize] = S_META;
+        j += 1;
+    }
+    t
+};
+
+/// Slots of the direct-mapped filter in front of the handle set.
+const SEEN: usize = 256;
+
 /// The running scan (one `add` per packet, in stream order).
 pub struct ScanAcc {
-    dense: Vec<u64>,
+    dense: Box<[u64; 1 << 16]>,
     sparse: HashMap<u32, u64>,
-    core_counts: Vec<u64>,
-    ev_cores: [bool; 256],
+    core_counts: [u64; 256],
+    /// NOP packets per core (events per core = `core_counts` - `nop_cores`).
+    nop_cores: [u64; 256],
     handles: HashSet<u32>,
-    last_h: Option<u32>,
+    /// Handles already in `handles` (slot by hash; `1 << 32 | handle`, 0 when empty): most
+    /// packets name a task seen before, so the set is rarely touched.
+    seen: [u64; SEEN],
     min_ts: u64,
     ovf_values: Vec<u32>,
-    events: u64,
 }
 
 impl Default for ScanAcc {
     fn default() -> Self {
         ScanAcc {
-            dense: vec![0u64; 1 << 16],
+            dense: vec![0u64; 1 << 16].into_boxed_slice().try_into().unwrap(),
             sparse: HashMap::new(),
-            core_counts: vec![0u64; 256],
-            ev_cores: [false; 256],
+            core_counts: [0; 256],
+            nop_cores: [0; 256],
             handles: HashSet::new(),
-            last_h: None,
+            seen: [0; SEEN],
             min_ts: u64::MAX,
             ovf_values: Vec::new(),
-            events: 0,
         }
     }
 }
@@ -79,31 +117,41 @@ impl ScanAcc {
         if id < 1 << 16 {
             self.dense[id as usize] += 1;
         } else {
-            *self.sparse.entry(id).or_insert(0) += 1;
+            self.add_sparse(id);
         }
         self.core_counts[core as usize] += 1;
         if id == ID_NOP {
+            self.nop_cores[core as usize] += 1;
             return Class::Nop;
         }
-        self.events += 1;
-        self.ev_cores[core as usize] = true;
         self.min_ts = self.min_ts.min(ts);
         if id >= 32 {
             return Class::Event;
         }
-        if is_target(id) || id == ID_START_EXEC {
-            if self.last_h != Some(p0) {
-                self.handles.insert(p0);
-                self.last_h = Some(p0);
-            }
-        } else if META_IDS.contains(&id) {
-            return Class::Meta;
-        } else if id == ID_PRINT || (id == ID_EX && p0 == EX_NAME_MARKER) {
-            return Class::Text;
-        } else if id == ID_OVERFLOW {
-            self.ovf_values.push(p0);
+        match SYS[id as usize] {
+            S_HANDLE => self.handle(p0),
+            S_META => return Class::Meta,
+            S_PRINT => return Class::Text,
+            S_EX if p0 == EX_NAME_MARKER => return Class::Text,
+            S_OVERFLOW => self.ovf_values.push(p0),
+            _ => {}
         }
         Class::Event
+    }
+
+    #[inline(never)]
+    fn add_sparse(&mut self, id: u32) {
+        *self.sparse.entry(id).or_insert(0) += 1;
+    }
+
+    #[inline(always)]
+    fn handle(&mut self, h: u32) {
+        let slot = (h.wrapping_mul(0x9E37_79B1) >> 24) as usize % SEEN;
+        let tag = 1 << 32 | h as u64;
+        if self.seen[slot] != tag {
+            self.seen[slot] = tag;
+            self.handles.insert(h);
+        }
     }
 
     /// The scan so far (`meta_rows` and `text_rows` left to the caller).
@@ -120,14 +168,17 @@ impl ScanAcc {
         counts.extend(big);
         let mut handles: Vec<u32> = self.handles.iter().copied().collect();
         handles.sort_unstable();
+        let events = self.core_counts.iter().sum::<u64>() - self.nop_cores.iter().sum::<u64>();
         Scan {
             counts,
             handles,
             ovf_values: self.ovf_values.clone(),
-            events: self.events,
-            min_ts: (self.events > 0).then_some(self.min_ts),
-            core_counts: self.core_counts.clone(),
-            event_cores: (0..=255u8).filter(|c| self.ev_cores[*c as usize]).collect(),
+            events,
+            min_ts: (events > 0).then_some(self.min_ts),
+            core_counts: self.core_counts.to_vec(),
+            event_cores: (0..=255u8)
+                .filter(|&c| self.core_counts[c as usize] > self.nop_cores[c as usize])
+                .collect(),
             ..Scan::default()
         }
     }
@@ -148,4 +199,49 @@ pub fn scan<O>(r: &Raw<'_, O>) -> Scan {
     s.meta_rows = meta;
     s.text_rows = text;
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every distinct handle reaches the set, whatever the filter in front of it keeps (many
+    /// handles share its slots); per-core event counts and `events` skip NOPs.
+    #[test]
+    fn handles_and_counts_exact() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pool: Vec<u32> = (0..3000).map(|_| next() as u32).collect();
+        let mut acc = ScanAcc::default();
+        let mut want = HashSet::new();
+        let (mut events, mut nops) = (0u64, [0u64; 2]);
+        for i in 0..50_000u64 {
+            let h = pool[(next() % pool.len() as u64) as usize];
+            let id = [4u32, 6, 7, 8, 29, 0, 2, 40][(next() % 8) as usize];
+            let core = (i % 2) as u8;
+            if is_target(id) || id == ID_START_EXEC {
+                want.insert(h);
+            }
+            if id == ID_NOP {
+                nops[core as usize] += 1;
+            } else {
+                events += 1;
+            }
+            acc.add(id, core, 1000 - i % 7, h);
+        }
+        let s = acc.finish();
+        let mut want: Vec<u32> = want.into_iter().collect();
+        want.sort_unstable();
+        assert_eq!(s.handles, want);
+        assert_eq!(s.events, events);
+        assert_eq!(s.min_ts, Some(994));
+        assert_eq!(s.event_cores, vec![0, 1]);
+        assert_eq!(s.core_counts[..2], [25_000, 25_000]);
+        assert!(nops[0] > 0 && nops[1] > 0);
+    }
 }

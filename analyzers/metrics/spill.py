@@ -1,0 +1,212 @@
+"""Per-instance tables spilled to disk as they are made (long recordings, issue 18).
+
+A recording analyzed in chunks (``analyzers.campaign.chunked``) can have tens of millions of
+instances: one Arrow table of them (~90 B per row, and a copy when the analyzers' tables are
+stacked) is most of ``analyze``'s peak memory. Inside :func:`spilling`, ``make_table``
+(``analyzers.metrics.base``) writes each series to a Parquet file in the spill folder as soon as
+it is made and returns a :class:`SpilledTable` in place of the in-memory table: the rows, columns
+and order of the in-memory table, read back in batches (:meth:`SpilledTable.batches`) by whoever
+needs them — the capture's ``instances.parquet`` (``campaign.instances.InstanceSink``) and the
+site-based rows the cross-validation keeps. The per-core distributions
+(``campaign.tables``) come from the values seen while spilling (:attr:`SpilledTable.core_values`),
+so nothing reads the whole table back at once.
+
+Outside :func:`spilling` nothing changes: the in-memory analyzers and every test of them make
+ordinary tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: rows buffered before a spill file gets a row group (many series are a few rows long)
+FLUSH_ROWS = 1 << 16
+#: rows per batch read back
+BATCH_ROWS = 1 << 20
+
+_SPILL: contextvars.ContextVar[Spill | None] = contextvars.ContextVar("crosstrace_spill", default=None)
+
+
+@dataclass
+class SpilledTable:
+    """A per-instance table kept on disk: its parts (Parquet files, in table order)."""
+
+    schema: Any
+    parts: list[Path] = field(default_factory=list)
+    num_rows: int = 0
+    #: (metric, core) -> values of the instances on that core (multi-core series only)
+    core_values: dict[tuple[str, int], list[np.ndarray]] = field(default_factory=dict)
+    #: times in ticks: ``unit`` "ns" reads as "ticks" (``analyzers.run._times_in_ticks``)
+    ticks: bool = False
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema.names)
+
+    def batches(self, rows: int = BATCH_ROWS, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """The table's rows in order, as pyarrow Tables of at most ``rows`` rows."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        for part in self.parts:
+            f = pq.ParquetFile(part)
+            try:
+                for b in f.iter_batches(batch_size=rows, columns=list(columns) if columns else None):
+                    t = pa.Table.from_batches([b])
+                    if self.ticks and "unit" in t.column_names:
+                        i = t.schema.get_field_index("unit")
+                        col = pc.if_else(pc.equal(t["unit"], "ns"), pa.scalar("ticks"), t["unit"])
+                        t = t.set_column(i, t.schema.field(i), col)
+                    yield t
+            finally:
+                f.close()
+
+    def read(self, columns: Sequence[str] | None = None) -> Any:
+        """The whole table in memory (small tables, tests)."""
+        import pyarrow as pa
+
+        got = list(self.batches(columns=columns))
+        schema = self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
+        return pa.concat_tables(got) if got else schema.empty_table()
+
+    @classmethod
+    def concat(cls, tables: Sequence[SpilledTable]) -> SpilledTable:
+        """The tables stacked (their files, not copies)."""
+        out = cls(tables[0].schema)
+        for t in tables:
+            out.parts += t.parts
+            out.num_rows += t.num_rows
+            for k, v in t.core_values.items():
+                out.core_values.setdefault(k, []).extend(v)
+            out.ticks = out.ticks or t.ticks
+        return out
+
+
+class Spill:
+    """The spill folder of one source; :meth:`table` is ``make_table`` writing to it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._n = itertools.count()
+
+    def table(self, series: Sequence[Any], source: str, in_memory: Any) -> SpilledTable:
+        """``in_memory(series, source)`` (``make_table``) one series at a time, into one file."""
+        import pyarrow.parquet as pq
+
+        from .base import arrow_schema
+
+        schema = arrow_schema()
+        out = SpilledTable(schema)
+        path = self.folder / f"part-{next(self._n):05d}.parquet"
+        writer = None
+        pending: list[Any] = []
+        rows = 0
+        try:
+            for t in _series_tables(series, source, in_memory, out):
+                pending.append(t)
+                rows += t.num_rows
+                if rows >= FLUSH_ROWS:
+                    writer = _flush(writer, path, schema, pending)
+                    pending, rows = [], 0
+            if pending or writer is None:
+                writer = _flush(writer, path, schema, pending)
+        finally:
+            if writer is not None:
+                writer.close()
+        out.parts.append(path)
+        out.num_rows = pq.ParquetFile(path).metadata.num_rows
+        return out
+
+
+def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: SpilledTable) -> Iterator[Any]:
+    """Each series' rows as tables of at most :data:`FLUSH_ROWS` rows (the Arrow copy of a
+    series of millions of instances is made a slice at a time), ``instance`` counted on."""
+    import pyarrow as pa
+
+    for s in series:
+        n = len(s)
+        if not n:
+            continue
+        _core_values(out, s)
+        for lo in range(0, n, FLUSH_ROWS):
+            t = in_memory([_slice(s, lo, lo + FLUSH_ROWS)], source)
+            if lo:
+                i = t.schema.get_field_index("instance")
+                count = pa.array(np.arange(lo, lo + t.num_rows, dtype=np.int64))
+                t = t.set_column(i, t.schema.field(i), count)
+            yield t
+
+
+def _slice(s: Any, lo: int, hi: int) -> Any:
+    """Series ``s`` with rows ``lo:hi`` (the whole series when it has no more)."""
+    if lo == 0 and len(s) <= hi:
+        return s
+    cut = {k: np.asarray(getattr(s, k))[lo:hi] for k in _ROW_FIELDS if getattr(s, k) is not None}
+    return dataclasses.replace(s, **cut)
+
+
+#: the per-instance fields of ``Series``
+_ROW_FIELDS = ("start_ts", "end_ts", "value", "start_idx", "end_idx", "core")
+
+
+def _flush(writer: Any, path: Path, schema: Any, tables: list[Any]) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if writer is None:  # a scratch file read once: no compression, no statistics
+        writer = pq.ParquetWriter(path, schema, compression="none", write_statistics=False)
+    t = pa.concat_tables(tables) if tables else schema.empty_table()
+    writer.write_table(t, row_group_size=max(t.num_rows, 1))
+    return writer
+
+
+def _core_values(out: SpilledTable, s: Any) -> None:
+    if s.core is None:
+        return
+    core = np.asarray(s.core, dtype=np.int64)
+    value = np.asarray(s.value, dtype=np.float64)
+    for c in np.unique(core[core >= 0]).tolist():
+        out.core_values.setdefault((s.metric, int(c)), []).append(value[core == c].copy())
+
+
+def active() -> Spill | None:
+    """The spill in effect (inside :func:`spilling`), or None."""
+    return _SPILL.get()
+
+
+@contextlib.contextmanager
+def spill_folder(parent: Path | None = None) -> Iterator[Path]:
+    """A temporary folder for spilled tables under ``parent`` (the system's temporary folder when
+    None), removed on the way out: whatever reads the tables spilled there must do so inside."""
+    folder = Path(tempfile.mkdtemp(prefix=".crosstrace-spill-", dir=parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def spilling(folder: Path) -> Iterator[Spill]:
+    """Inside: ``make_table`` spills into ``folder`` (module docstring)."""
+    spill = Spill(folder)
+    token = _SPILL.set(spill)
+    try:
+        yield spill
+    finally:
+        _SPILL.reset(token)
+
+
+def is_spilled(table: Any) -> bool:
+    return isinstance(table, SpilledTable)
