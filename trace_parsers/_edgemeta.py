@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,33 @@ DEFAULT_MAX_EDGES = 8_000_000
 MIN_MAX_EDGES = 1_000_000
 EDGES_PER_FILE_BYTE = 1024
 MAX_EDGES_ENV = "CROSSTRACE_MAX_EDGES"
+
+
+def _no_edges() -> Any:
+    import numpy as np
+
+    return np.zeros(0, np.int64)
+
+
+@dataclass
+class ChannelEdges:
+    """One channel's edges: ``edges`` are sorted tick indices (an int64 array; a list of ints in the
+    NumPy-free summary, :mod:`trace_parsers._pyedges`); levels alternate from ``initial``."""
+
+    index: int
+    name: str
+    initial: int
+    edges: Any = field(default_factory=_no_edges)
+    enabled: bool = True
+
+    @property
+    def rising(self) -> int:
+        n = len(self.edges)
+        return (n + 1) // 2 if self.initial == 0 else n // 2
+
+    @property
+    def falling(self) -> int:
+        return len(self.edges) - self.rising
 
 
 def max_edges(path: str | Path | None = None) -> int:

@@ -26,7 +26,6 @@ is the initial level, not an edge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from ._edgemeta import (  # noqa: F401 (re-exported: the NumPy-free half, see _e
     EDGES_PER_FILE_BYTE,
     MAX_EDGES_ENV,
     MIN_MAX_EDGES,
+    ChannelEdges,
     check_edge_limit,
     check_rate_option,
     edge_trace_meta,
@@ -55,26 +55,6 @@ _SUB_BYTES = 1 << 18
 _BLOCK_BYTES = 1 << 22
 #: sample words: when more than 1/_DENSE_FRACTION of the 64-bit words changed, a per-sample XOR is cheaper
 _DENSE_FRACTION = 4
-
-
-@dataclass
-class ChannelEdges:
-    """One channel's edges: ``edges`` are sorted int64 tick indices; levels alternate from ``initial``."""
-
-    index: int
-    name: str
-    initial: int
-    edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    enabled: bool = True
-
-    @property
-    def rising(self) -> int:
-        n = len(self.edges)
-        return (n + 1) // 2 if self.initial == 0 else n // 2
-
-    @property
-    def falling(self) -> int:
-        return len(self.edges) - self.rising
 
 
 class WordEdgeScanner:

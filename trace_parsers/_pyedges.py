@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._edgemeta import check_edge_limit, check_rate_option, edge_trace_meta, max_edges, sha256_file
+from ._edgemeta import (
+    ChannelEdges,
+    check_edge_limit,
+    check_rate_option,
+    edge_trace_meta,
+    max_edges,
+    sha256_file,
+)
 from ._meta import Channel, EventKind, signed_ticks_to_ns_int
 
 #: inflated sample bytes and sample changes a NumPy-free summary handles (beyond: TooBig): about
@@ -31,24 +37,8 @@ class TooBig(Exception):
     """The capture is too large for the NumPy-free summary (the NumPy readers are used)."""
 
 
-@dataclass
-class PyChannelEdges:
-    """:class:`~trace_parsers._edges.ChannelEdges` with a list of edge ticks."""
-
-    index: int
-    name: str
-    initial: int
-    edges: list[int] = field(default_factory=list)
-    enabled: bool = True
-
-    @property
-    def rising(self) -> int:
-        n = len(self.edges)
-        return (n + 1) // 2 if self.initial == 0 else n // 2
-
-    @property
-    def falling(self) -> int:
-        return len(self.edges) - self.rising
+#: :class:`~trace_parsers._edgemeta.ChannelEdges` holding a list of edge ticks here
+PyChannelEdges = ChannelEdges
 
 
 class PyWordEdgeScanner:

@@ -22,7 +22,7 @@ from .. import _core
 from .._meta import Diagnostic, EventKind, Severity, Task
 from ..errors import diagnostic
 from .decode import RawStream
-from .streams import StreamInfo, _collect, _stream_diags, _sysdesc_items, stream_facts
+from .streams import StreamInfo, _sysdesc_items, scan_streams, stream_facts
 
 if TYPE_CHECKING:  # pragma: no cover - NumPy is imported where the events table is built (the
     # side tables and metadata below serve `crosstrace info`'s NumPy-free summary too)
@@ -188,15 +188,7 @@ def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, s
     from ..model import EVENT_DTYPE, concat_events, empty_events
 
     diags: list[Diagnostic] = list(diagnostics or [])
-    infos: list[StreamInfo] = []
-    scans: list[dict[str, Any]] = []
-    for si, (r, name) in enumerate(zip(streams, names)):
-        _stream_diags(r, si, name, path, on_corrupt, diags)
-        sc = _core.sv_scan(_cols(r))
-        info = StreamInfo(name=name, core=r.core)
-        _collect(r, info, sc["meta_rows"])
-        infos.append(info)
-        scans.append(sc)
+    infos, scans = scan_streams(streams, names, path, on_corrupt, diags, lambda r: _core.sv_scan(_cols(r)))
 
     d = decide(infos, description, diags)
     tasks = _task_table(infos, scans, d.ram_base, d.shift)

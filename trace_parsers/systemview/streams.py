@@ -8,7 +8,7 @@ the same way from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -155,3 +155,21 @@ def assemble_meta(*, isr_names: dict[int, str], markers: dict[int, str], table: 
     isrs = [Isr(k, v) for k, v in sorted(isr_names.items())]
     mk = [Marker(k, v) for k, v in sorted(markers.items())]
     return meta, isrs, mk
+
+
+def scan_streams(streams: Sequence[RawStream], names: Sequence[str], path: str, on_corrupt: str,
+                 diags: list[Diagnostic], scan: Callable[[RawStream], dict[str, Any]]
+                 ) -> tuple[list[StreamInfo], list[dict[str, Any]]]:
+    """Each stream's diagnostics, its ``scan(r)`` (the Rust ``sv_scan`` of its columns) and the
+    :class:`StreamInfo` collected from the scan's metadata rows: the first step of the reader
+    (``fast.build_trace_fast``) and of the NumPy-free summary (``summary.summarize_columns``)."""
+    infos: list[StreamInfo] = []
+    scans: list[dict[str, Any]] = []
+    for si, (r, name) in enumerate(zip(streams, names)):
+        _stream_diags(r, si, name, path, on_corrupt, diags)
+        sc = scan(r)
+        info = StreamInfo(name=name, core=r.core)
+        _collect(r, info, sc["meta_rows"])
+        infos.append(info)
+        scans.append(sc)
+    return infos, scans

@@ -31,7 +31,7 @@ from .fast import (
     unknown_id_diags,
 )
 from .format import MODULE_EVENT_OFFSET
-from .streams import StreamInfo, _collect, _stream_diags, assemble_meta
+from .streams import assemble_meta, scan_streams
 
 #: the converted row: 51 bytes; ``ts`` <i8 at 0, ``kind`` u1 at 16, ``value`` <i8 at 31,
 #: ``src_offset`` <u8 at 43 (``fast._LAYOUT``; a test checks both agree)
@@ -79,6 +79,11 @@ def _cols(r: RawStream, keep: list[Any]) -> dict[str, Any]:
     return out
 
 
+def _scan(r: RawStream) -> dict[str, Any]:
+    keep: list[Any] = []  # the buffers' exports, alive while the core reads them
+    return _core.sv_scan(_cols(r, keep))
+
+
 def summarize_columns(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
                       version: str, header: list[list[str]], esp_extension: bool, description: Any,
                       on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Any:
@@ -86,17 +91,7 @@ def summarize_columns(streams: list[RawStream], names: list[str], *, path: str, 
     from ..summary import TraceSummary
 
     diags: list[Diagnostic] = list(diagnostics or [])
-    infos: list[StreamInfo] = []
-    scans: list[dict[str, Any]] = []
-    for si, (r, name) in enumerate(zip(streams, names)):
-        _stream_diags(r, si, name, path, on_corrupt, diags)
-        keep: list[Any] = []
-        sc = _core.sv_scan(_cols(r, keep))
-        del keep
-        info = StreamInfo(name=name, core=r.core)
-        _collect(r, info, sc["meta_rows"])
-        infos.append(info)
-        scans.append(sc)
+    infos, scans = scan_streams(streams, names, path, on_corrupt, diags, _scan)
     d = decide(infos, description, diags)
     tasks = _task_table(infos, scans, d.ram_base, d.shift)
     mins = [int(s["min_ts"]) for s in scans if s["min_ts"] is not None]

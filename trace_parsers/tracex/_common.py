@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from .._meta import Diagnostic, Severity
-from ..errors import TraceCorruptError, TraceFormatError, diagnostic, handle_corrupt
+from ..errors import TraceCorruptError, TraceError, TraceFormatError, diagnostic, handle_corrupt
 from . import format as fmt
+from . import hexfmt
 
 _PRINTABLE = frozenset(range(0x20, 0x7F))  #: TraceX: a name must start with 0x20..0x7E
 
@@ -158,3 +160,31 @@ def conversion_diagnostics(*, mask: int, timer_wraps: int, direction: str, buffe
         diags.append(diagnostic("TRX_NO_TICK_HZ", at(0), "no tick rate given (tick_hz / --tick-hz / "
                                 "run.json): ts is in timer ticks"))
     return diags
+
+
+def decode_image(data: bytes, path: str | None, *, decode_binary: Callable[[bytes, str], Any],
+                 convert: Callable[[bytes], Any], file_offset: Callable[[Any, int], int]) -> tuple[Any, Any]:
+    """A TraceX buffer, or an Intel HEX / S-record / hex-text image of one, decoded by
+    ``decode_binary(buffer, encoding)``: ``(raw, None)`` for a buffer, ``(raw, conv)`` for an image
+    (``conv = convert(data)``: ``.data``, ``.kind``, ``.cut``), whose error and diagnostic offsets
+    are mapped into the text file by ``file_offset(conv, offset)``. Shared by the reader
+    (:mod:`.decode`) and the NumPy-free summary (:mod:`.summary`)."""
+    magic = (fmt.MAGIC_LE, fmt.MAGIC_BE)
+    if data[:4] in magic:
+        return decode_binary(data, "binary"), None
+    conv = convert(data) if hexfmt.detect(data) else None
+    if conv is None or conv.data[:4] not in magic:
+        raise TraceFormatError(
+            f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
+            f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
+            f"found {data[:4]!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
+    try:
+        raw = decode_binary(conv.data, conv.kind)
+    except TraceError as e:  # offsets into the converted bytes -> offsets into the text file
+        if e.offset is not None:
+            e.offset = file_offset(conv, e.offset)
+            e.args = (e._render(),)
+        raise
+    at = lambda o: file_offset(conv, o)  # noqa: E731
+    raw.diagnostics[:] = text_diagnostics(raw.diagnostics, at, conv.cut, conv.kind)
+    return raw, conv

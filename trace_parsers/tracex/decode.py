@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TraceError, TraceFormatError, check_option
+from ..errors import TraceFormatError, check_option
 from ..model import Diagnostic
 from . import format as fmt
 from . import hexfmt
 from ._common import (
+    decode_image,
     object_name,
     slot_diagnostics,
     stale_diagnostic,
-    text_diagnostics,
     validate_header,
     vote_drops,
 )
@@ -231,23 +231,11 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
     """Decode a ``.trx`` image (binary or text-encoded) into a :class:`RawTrace`."""
     check_option("timer", timer, ("auto", "up", "down"))
     check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
-    if is_magic(data):
-        return _decode_binary(data, path, timer, on_corrupt)
-    conv = hexfmt.convert(data, path) if hexfmt.detect(data) else None
-    if conv is None or not is_magic(conv.data):
-        found = data[:4]
-        raise TraceFormatError(
-            f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
-            f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
-            f"found {found!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
-    try:
-        raw = _decode_binary(conv.data, path, timer, on_corrupt, conv.kind)
-    except TraceError as e:  # offsets into the converted bytes -> offsets into the text file
-        if e.offset is not None:
-            e.offset = conv.file_offset(e.offset)
-            e.args = (e._render(),)
-        raise
-    raw.diagnostics[:] = text_diagnostics(raw.diagnostics, conv.file_offset, conv.cut, raw.encoding)
+    raw, conv = decode_image(data, path, convert=lambda d: hexfmt.convert(d, path),
+                             decode_binary=lambda b, enc: _decode_binary(b, path, timer, on_corrupt, enc),
+                             file_offset=lambda c, o: c.file_offset(o))
+    if conv is None:
+        return raw
     raw.text_offset = conv.text_offset
     raw.file_size = len(data)
     return raw

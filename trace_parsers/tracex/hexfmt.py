@@ -125,12 +125,21 @@ def _plain_hex_mapped(data: bytes) -> Converted:
 def _records_mapped(data: bytes, kind: str) -> Converted:
     import numpy as np
 
-    out: list[bytes] = []
-    offs: list[np.ndarray] = []
+    recs, bases, cut = scan_records(data, kind)
+    offs = [base + 2 * np.arange(len(rec), dtype=np.int64) for rec, base in zip(recs, bases)]
+    text_off = np.concatenate(offs) if offs else np.zeros(0, np.int64)
+    return Converted(b"".join(recs), kind, text_off, cut, len(data))
+
+
+def scan_records(data: bytes, kind: str) -> tuple[list[bytes], list[int], tuple[int, str] | None]:
+    """An Intel HEX (``kind`` "ihex") or S-record ("srec") text's data records in order, the file
+    offset of each record's first data digit, and where the text ends early ((offset, why), or None
+    when an end-of-file record ends it). Raises :class:`_BadRecord` for a malformed line that is not
+    the last (a last line without its line end is a cut)."""
+    recs: list[bytes] = []
+    bases: list[int] = []
     offset = 0
     lines = data.split(b"\n")
-    cut: tuple[int, str] | None = None
-    ended = False
     for no, raw in enumerate(lines, 1):
         start = offset
         offset += len(raw) + 1
@@ -142,19 +151,13 @@ def _records_mapped(data: bytes, kind: str) -> Converted:
             rec = _ihex_line(line) if kind == "ihex" else _srec_line(line)
         except _BadRecord as e:
             if no == len(lines):  # the last line has no line end: the file was cut inside it
-                cut = (start, f"line {no} is an incomplete record ({e.why})")
-                break
+                return recs, bases, (start, f"line {no} is an incomplete record ({e.why})")
             raise _BadRecord(no, start, e.why) from None
         if rec is None:  # end-of-file record
-            ended = True
-            break
-        out.append(rec)
-        head = 9 if kind == "ihex" else 4 + 2 * {b"1": 2, b"2": 3, b"3": 4}.get(line[1:2], 0)
-        offs.append(lead + head + 2 * np.arange(len(rec), dtype=np.int64))
-    if not ended and cut is None:
-        cut = (len(data), "no end-of-file record")
-    text_off = np.concatenate(offs) if offs else np.zeros(0, np.int64)
-    return Converted(b"".join(out), kind, text_off, cut, len(data))
+            return recs, bases, None
+        recs.append(rec)
+        bases.append(lead + (9 if kind == "ihex" else 4 + 2 * {b"1": 2, b"2": 3, b"3": 4}.get(line[1:2], 0)))
+    return recs, bases, (len(data), "no end-of-file record")
 
 
 class _BadRecord(Exception):

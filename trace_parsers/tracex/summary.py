@@ -27,16 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from .._meta import Diagnostic, EventKind, Isr, Marker, Task, TraceMeta, int_ticks_to_ns
-from ..errors import TraceError, TraceFormatError, check_option
+from ..errors import TraceFormatError, check_option
 from ..summary import TraceSummary
 from . import _read, hexfmt
 from . import format as fmt
 from ._common import (
     conversion_diagnostics,
+    decode_image,
     object_name,
     slot_diagnostics,
     stale_diagnostic,
-    text_diagnostics,
     validate_header,
     vote_drops,
 )
@@ -121,37 +121,14 @@ def _plain_hex(data: bytes) -> _Text:
 
 
 def _records(data: bytes, kind: str) -> _Text:
-    out: list[bytes] = []
-    text = _Text(b"", kind, None, len(data))
-    offset = size = 0
-    lines = data.split(b"\n")
-    ended = False
-    for no, raw in enumerate(lines, 1):
-        start = offset
-        offset += len(raw) + 1
-        line = raw.strip()
-        if not line:
-            continue
-        lead = start + (len(raw) - len(raw.lstrip()))
-        try:
-            rec = hexfmt._ihex_line(line) if kind == "ihex" else hexfmt._srec_line(line)
-        except hexfmt._BadRecord as e:
-            if no == len(lines):  # the last line has no line end: the file was cut inside it
-                text.cut = (start, f"line {no} is an incomplete record ({e.why})")
-                break
-            raise hexfmt._BadRecord(no, start, e.why) from None
-        if rec is None:  # end-of-file record
-            ended = True
-            break
+    recs, bases, cut = hexfmt.scan_records(data, kind)
+    text = _Text(b"".join(recs), kind, cut, len(data))
+    size = 0
+    for rec, base in zip(recs, bases):
         if rec:
-            out.append(rec)
             text.starts.append(size)
-            text.bases.append(lead + (9 if kind == "ihex" else 4 + 2 * {b"1": 2, b"2": 3, b"3": 4}.get(
-                line[1:2], 0)))
+            text.bases.append(base)
             size += len(rec)
-    if not ended and text.cut is None:
-        text.cut = (len(data), "no end-of-file record")
-    text.data = b"".join(out)
     return text
 
 
@@ -178,22 +155,11 @@ def decode(data: bytes, path: str | None, timer: str, on_corrupt: str) -> _Raw:
     """:func:`.decode.decode_bytes` into a :class:`_Raw`."""
     check_option("timer", timer, ("auto", "up", "down"))
     check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
-    if data[:4] in (fmt.MAGIC_LE, fmt.MAGIC_BE):
-        return _binary(data, path, timer, on_corrupt)
-    conv = _convert(data, path) if hexfmt.detect(data) else None
-    if conv is None or conv.data[:4] not in (fmt.MAGIC_LE, fmt.MAGIC_BE):
-        raise TraceFormatError(
-            f"not a TraceX buffer: expected the TX_TRACE_VALID id 'BTXT' (little-endian) or "
-            f"'TXTB' (big-endian) at offset 0, or an Intel HEX/S-record/hex-text image of one, "
-            f"found {data[:4]!r}", code="TRX_BAD_MAGIC", path=path, offset=0)
-    try:
-        raw = _binary(conv.data, path, timer, on_corrupt, conv.kind)
-    except TraceError as e:  # offsets into the converted bytes -> offsets into the text file
-        if e.offset is not None:
-            e.offset = conv.offset_of(e.offset)
-            e.args = (e._render(),)
-        raise
-    raw.diagnostics[:] = text_diagnostics(raw.diagnostics, conv.offset_of, conv.cut, conv.kind)
+    raw, conv = decode_image(data, path, convert=lambda d: _convert(d, path),
+                             decode_binary=lambda b, enc: _binary(b, path, timer, on_corrupt, enc),
+                             file_offset=lambda c, o: c.offset_of(o))
+    if conv is None:
+        return raw
     end = raw.buffer_offset + 32 * raw.layout["event_slots"]
     raw.layout["bytes_after_buffer_end"] = max(0, len(data) - end)  # past the end of the *text*
     last = len(conv.data) - 1
