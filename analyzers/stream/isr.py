@@ -123,9 +123,13 @@ class IsrStream:
         names = {i.number: i.name for i in last.isrs}
         series: list[Series] = []
         scalars: dict[str, tuple[float, str]] = {}
-        for n in np.unique(irq).tolist():
-            sel = irq == n
-            e, x, xt, d, ec, et = row[sel], x_row[sel], x_ts[sel], dep[sel], core[sel], ets[sel]
+        irqs = np.unique(irq).tolist()
+        for n in irqs:
+            if len(irqs) == 1:  # one interrupt: its columns as they are (no copies)
+                e, x, xt, d, ec, et = row, x_row, x_ts, dep, core, ets
+            else:
+                sel = irq == n
+                e, x, xt, d, ec, et = row[sel], x_row[sel], x_ts[sel], dep[sel], core[sel], ets[sel]
             m = f"isr.{names.get(n, f'irq{n}')}"
             if span > 0:
                 scale = 1e9 if last.meta.tick_hz else 1.0
