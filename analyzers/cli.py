@@ -258,7 +258,8 @@ def _setup_events(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("-o", "--output", type=Path, required=True, help="OUT.parquet or OUT.csv")
     _add_read_options(sp)
     sp.add_argument("--chunk-events", type=int, default=None, metavar="N",
-                    help="events per chunk (default 1 Mi): memory is bounded by a chunk, not the recording")
+                    help="events per Parquet row group / CSV append (default 1 Mi): memory is bounded "
+                         "by a row group, not the recording")
     sp.set_defaults(func=cmd_events)
 
 
