@@ -8,6 +8,7 @@ paths state the same facts in the same words.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -188,3 +189,20 @@ def decode_image(data: bytes, path: str | None, *, decode_binary: Callable[[byte
     at = lambda o: file_offset(conv, o)  # noqa: E731
     raw.diagnostics[:] = text_diagnostics(raw.diagnostics, at, conv.cut, conv.kind)
     return raw, conv
+
+
+#: ``struct`` format of the control header: format.HEADER_FIELDS in order (``I`` ULONG, ``H`` USHORT)
+HEADER_STRUCT = "IIIIHHIIIIIII"
+
+
+def read_header(data: bytes, path: str | None, diags: list[Diagnostic]) -> tuple[str, dict[str, int]]:
+    """(byte order, control header fields) of a TraceX buffer, the header validated
+    (``validate_header``: TRX_BAD_HEADER raised, notes added to ``diags``)."""
+    bo = "<" if data[:4] == fmt.MAGIC_LE else ">"
+    size = len(data)
+    if size < fmt.HEADER_SIZE:
+        raise TraceFormatError(f"the control header needs {fmt.HEADER_SIZE} bytes, the buffer has {size}",
+                               code="TRX_BAD_HEADER", path=path, offset=size)
+    hdr = dict(zip((n for n, _ in fmt.HEADER_FIELDS), struct.unpack_from(bo + HEADER_STRUCT, data)))
+    validate_header(hdr, size, path, diags)
+    return bo, hdr

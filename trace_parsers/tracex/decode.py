@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TraceFormatError, check_option
+from ..errors import check_option
 from ..model import Diagnostic
 from . import format as fmt
 from . import hexfmt
 from ._common import (
     decode_image,
     object_name,
+    read_header,
     slot_diagnostics,
     stale_diagnostic,
-    validate_header,
     vote_drops,
 )
 
@@ -243,15 +243,9 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
 
 def _decode_binary(data: bytes, path: str | None, timer: str, on_corrupt: str,
                    encoding: str = "binary") -> RawTrace:
-    bo = "<" if data[:4] == fmt.MAGIC_LE else ">"
     diags: list[Diagnostic] = []
     size = len(data)
-    if size < fmt.HEADER_SIZE:
-        raise TraceFormatError(f"the control header needs {fmt.HEADER_SIZE} bytes, the buffer has {size}",
-                               code="TRX_BAD_HEADER", path=path, offset=size)
-    h = np.frombuffer(data, dtype=fmt.header_dtype(bo), count=1)[0]
-    hdr = {name: int(h[name]) for name, _ in fmt.HEADER_FIELDS}
-    validate_header(hdr, size, path, diags)
+    bo, hdr = read_header(data, path, diags)
 
     base = hdr["trace_base_address"]
     ns = hdr["object_name_size"]

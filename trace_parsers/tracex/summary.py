@@ -32,16 +32,17 @@ from ..summary import TraceSummary
 from . import _read, hexfmt
 from . import format as fmt
 from ._common import (
+    HEADER_STRUCT,
     conversion_diagnostics,
     decode_image,
     object_name,
+    read_header,
     slot_diagnostics,
     stale_diagnostic,
-    validate_header,
     vote_drops,
 )
 
-_HEADER = "IIIIHHIIIIIII"  #: format.HEADER_FIELDS
+_HEADER = HEADER_STRUCT  #: format.HEADER_FIELDS
 _SPECIAL = {fmt.TX_TRACE_THREAD_RESUME: EventKind.TASK_READY,
             fmt.TX_TRACE_THREAD_SUSPEND: EventKind.TASK_BLOCK, fmt.TX_TRACE_ISR_ENTER: EventKind.ISR_ENTER,
             fmt.TX_TRACE_ISR_EXIT: EventKind.ISR_EXIT,
@@ -181,14 +182,9 @@ def _objects(data: bytes, bo: str, off: int, count: int, ns: int) -> list[dict[s
 
 
 def _binary(data: bytes, path: str | None, timer: str, on_corrupt: str, encoding: str = "binary") -> _Raw:
-    bo = "<" if data[:4] == fmt.MAGIC_LE else ">"
     diags: list[Diagnostic] = []
     size = len(data)
-    if size < fmt.HEADER_SIZE:
-        raise TraceFormatError(f"the control header needs {fmt.HEADER_SIZE} bytes, the buffer has {size}",
-                               code="TRX_BAD_HEADER", path=path, offset=size)
-    hdr = dict(zip((n for n, _ in fmt.HEADER_FIELDS), struct.unpack_from(bo + _HEADER, data)))
-    validate_header(hdr, size, path, diags)
+    bo, hdr = read_header(data, path, diags)
     base, ns = hdr["trace_base_address"], hdr["object_name_size"]
     n_reg = (hdr["registry_end_pointer"] - hdr["registry_start_pointer"]) // (16 + ns)
     objects = _objects(data, bo, hdr["registry_start_pointer"] - base, n_reg, ns)
