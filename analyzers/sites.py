@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -239,6 +239,36 @@ def reuse_site_events() -> Iterator[None]:
         yield
     finally:
         _REUSE.reset(token)
+
+
+@contextmanager
+def scoped_site_events() -> Iterator[Callable[[Trace], None]]:
+    """Like :func:`reuse_site_events`, but what is found or seeded inside (even inside another
+    block) is forgotten on the way out, except for the sources passed to the ``keep`` callable
+    it yields, which the enclosing block (if any) then answers as well. Lookups inside still see
+    the enclosing block's results. A chunked analysis seeds stand-in traces of whole event rows
+    (``analyzers.stream.run``); held by the enclosing block they would outlive the analysis.
+
+    >>> from trace_parsers.model import TraceMeta, empty_events
+    >>> a, b = Trace(empty_events(0), TraceMeta("a")), Trace(empty_events(0), TraceMeta("b"))
+    >>> with reuse_site_events():
+    ...     with scoped_site_events() as keep:
+    ...         _ = site_events(a, DEFAULT_SITES), site_events(b, DEFAULT_SITES)
+    ...         keep(a)
+    ...     sorted(tr.meta.source_format for tr, _ in _REUSE.get().values())
+    ['a']
+    """
+    outer = _REUSE.get()
+    kept: list[Trace] = []
+    token = _REUSE.set(dict(outer) if outer is not None else {})
+    try:
+        yield kept.append
+        memo = _REUSE.get()
+    finally:
+        _REUSE.reset(token)
+    if outer is not None:
+        for tr in kept:
+            outer.update({k: v for k, v in memo.items() if v[0] is tr})
 
 
 def _shared(se: SiteEvents) -> SiteEvents:

@@ -247,7 +247,14 @@ def _analyze_read(src: dict[str, Any], kind: str, profile: str, dest: Path, ctx:
         _identity_from_trace(ctx["ident"], events)
     acc["metrics"] += _stat_rows(ctx["ident"], kind, profile, res, cores=events.meta.cores)
     ctx["instances"].write(res.table, profile)
-    res.table = site_based_rows(res.table)  # all cross-validation reads of it
+    from ..crossval.verdict import site_instances
+
+    # all cross-validation reads of it: a spilled table read back batch by batch
+    res.table = site_instances(res.table, site_based_rows)
+    if got is not None:  # what reading the spilled tables back freed, given back before crossval
+        from ..stream.memory import release_memory
+
+        release_memory()
     acc["drops"] += [{"source": kind, "profile": profile, **d.__dict__} for d in res.drop_log]
     diag_source = kind if kind == "trace" else f"logic:{profile}"
     acc["diagnostics"] += _diagnostic_rows(diag_source, events.diagnostics)
@@ -272,15 +279,20 @@ def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: 
     per-instance tables are spilled to a folder under ``dest`` that ``keep`` (an ExitStack)
     removes when the caller is done with them."""
     from ..metrics.spill import spill_folder, spilling
+    from ..sites import scoped_site_events
     from ..stream.run import ChunkedUnsupported
 
     size = chunk_size(src, ctx.get("chunk_events"))
     if size is None:
         return None
     try:
-        with spilling(keep.enter_context(spill_folder(dest))):
-            return analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
-                                   keep_rows=kind == "trace" and ctx.get("has_logic", True))
+        # the stand-ins the analysis seeds for itself are forgotten when it ends (not held to
+        # the capture's end): only the source's own stand-in stays (sites.scoped_site_events)
+        with spilling(keep.enter_context(spill_folder(dest))), scoped_site_events() as keep_site_events:
+            got = analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
+                                  keep_rows=kind == "trace" and ctx.get("has_logic", True))
+            keep_site_events(got.events)
+            return got
     except ChunkedUnsupported:
         return None
     except (TraceError, AnalysisError):

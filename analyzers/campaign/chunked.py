@@ -104,12 +104,20 @@ def _gathered_kinds() -> tuple[int, ...]:
     return (int(EventKind.MARK), int(EventKind.USER), int(EventKind.ISR_ENTER), int(EventKind.TASK_SWITCH_IN))
 
 
+def _event_parts() -> Any:
+    from trace_parsers.model import EVENT_DTYPE
+
+    from ..stream.parts import Parts
+
+    return Parts(dtype=EVENT_DTYPE)
+
+
 @dataclass
 class Gatherer:
     """Per chunk: the rows the stand-in keeps, the diagnostics, the edges per channel index."""
 
     keep_rows: bool
-    rows: list[np.ndarray] = field(default_factory=list)
+    rows: Any = field(default_factory=lambda: _event_parts())  #: kept rows (on disk while spilling)
     diagnostics: list[Any] = field(default_factory=list)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     events: int = 0
@@ -121,7 +129,7 @@ class Gatherer:
         self.events += len(ev)
         self.diagnostics += list(chunk.diagnostics)
         if self.keep_rows and len(ev):
-            self.rows.append(ev[np.isin(ev["kind"], _gathered_kinds())].copy())
+            self.rows.append(ev[np.isin(ev["kind"], _gathered_kinds())])
         is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
         m = ev["marker"][is_edge]
         m = m[m >= 0].astype(np.int64)
@@ -180,7 +188,8 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
     res, got = run_analyzers_chunked(open_chunks, sites, options)
     release_memory()
     last = got.last
-    rows = np.concatenate(gath.rows) if gath.rows else last.events[:0].copy()
+    rows = gath.rows.concat()
+    gath.rows.clear()
     stand_in = Trace(rows, last.meta, tasks=last.tasks, isrs=last.isrs, markers=last.markers,
                      channels=last.channels, diagnostics=tuple(gath.diagnostics), strings=last.strings)
     if got.site_events is not None:

@@ -19,12 +19,12 @@ from trace_parsers.model import EventKind, Trace
 
 from ..sites import SiteEvents
 from .align import Alignment
-from .verdict import unpaired_limit
+from .verdict import first_missing, unpaired_limit
 
 
 def _first_unpaired(t: np.ndarray, paired: np.ndarray) -> float:
-    rest = np.setdiff1d(np.arange(t.size), paired)
-    return float(t[rest[0]]) if rest.size else float("nan")
+    first = first_missing(t.size, paired)
+    return float(t[first]) if first is not None else float("nan")
 
 
 def site_rows(al: Alignment, tse: SiteEvents, lse: SiteEvents) -> list[dict[str, Any]]:

@@ -172,6 +172,50 @@ class _Instances:
     end_idx: np.ndarray
 
 
+#: the columns of a per-instance table :func:`_instances` reads
+READ_COLUMNS = ("metric", "unit", "value", "start_site", "start_idx", "end_site", "end_idx")
+
+
+@dataclass(frozen=True)
+class SiteInstances:
+    """What :func:`compare_metrics` reads of a per-instance table, made once
+    (:func:`site_instances`): per metric, its site-based instances (24 bytes each)."""
+
+    by_metric: dict[str, _Instances]
+
+    @property
+    def num_rows(self) -> int:
+        return sum(int(i.value.size) for i in self.by_metric.values())
+
+
+def site_instances(table: Any, rows: Any = None) -> SiteInstances | None:
+    """The site-based instances of ``table`` (an Arrow table or a spilled one, read back batch by
+    batch: never whole) per metric, as :func:`compare_metrics` pairs them. ``rows``: applied to
+    the table (each batch of a spilled one) first, e.g. ``campaign.instances.site_based_rows``."""
+    from ..metrics import spill
+
+    rows = rows or (lambda t: t)
+    if table is None or isinstance(table, SiteInstances):
+        return table
+    if not spill.is_spilled(table):
+        return SiteInstances(_instances(rows(table)))
+    parts: dict[str, list[_Instances]] = {}
+    cols = [c for c in table.column_names if c in READ_COLUMNS]
+    for batch in table.batches(spill.BATCH_ROWS, columns=cols):
+        for m, inst in _instances(rows(batch)).items():
+            parts.setdefault(m, []).append(inst)
+    return SiteInstances({m: _stacked(p) for m, p in parts.items()})
+
+
+def _stacked(parts: list[_Instances]) -> _Instances:
+    """One metric's instances found batch by batch, in order (names from the first batch)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    cat = {k: np.concatenate([getattr(p, k) for p in parts]) for k in ("value", "start_idx", "end_idx")}
+    return _Instances(first.unit, first.start_site, first.end_site, **cat)
+
+
 def _instances(table: Any) -> dict[str, _Instances]:
     """Per metric: the site-based instances of a per-instance table, in table order (the site
     and unit names are those of the metric's first instance)."""
@@ -179,6 +223,8 @@ def _instances(table: Any) -> dict[str, _Instances]:
     import pyarrow.compute as pc
 
     out: dict[str, _Instances] = {}
+    if isinstance(table, SiteInstances):
+        return dict(table.by_metric)
     if table is None or table.num_rows == 0:
         return out
     site_based = pc.fill_null(pc.not_equal(table.column("start_site"), ""), True)
@@ -244,13 +290,27 @@ def _match_pairs(
     return np.flatnonzero(hit).astype(np.int64), row[pos[hit]].astype(np.int64)
 
 
+def first_missing(n: int, present: np.ndarray) -> int | None:
+    """The smallest of ``0 .. n-1`` not in ``present`` (``np.setdiff1d(np.arange(n), present)[0]``
+    with one byte per index, no sort), or None.
+
+    >>> first_missing(5, np.array([0, 1, 3, 7, -1])), first_missing(2, np.array([1, 0]))
+    (2, None)
+    """
+    todo = np.ones(n, dtype=bool)
+    p = np.asarray(present, dtype=np.int64)
+    todo[p[(p >= 0) & (p < n)]] = False
+    i = int(np.argmax(todo)) if n else 0
+    return i if n and todo[i] else None
+
+
 def _first_unpaired_ns(se: SiteEvents, inst: _Instances, paired: np.ndarray) -> float:
     """Start time (in that source's clock) of the first instance not in ``paired``."""
-    rest = np.setdiff1d(np.arange(inst.value.size), paired)
-    if rest.size == 0:
+    first = first_missing(inst.value.size, paired)
+    if first is None:
         return float("nan")
     t = se.times(inst.start_site)
-    i = int(inst.start_idx[rest[0]])
+    i = int(inst.start_idx[first])
     return float(t[i]) if 0 <= i < t.size else float("nan")
 
 

@@ -2,8 +2,9 @@
 
 :func:`write_events` writes a :class:`~trace_parsers.model.Trace` as Parquet or CSV with kind and
 context names; :func:`with_names` adds per-row task/ISR names and the ``crosstrace`` schema metadata
-(tick rate, time unit, RTOS, side tables). The chunked export (:mod:`analyzers.stream.events`) produces
-the same content and takes its metadata from :func:`with_names`.
+(tick rate, time unit, RTOS, side tables: :func:`crosstrace_json`). The chunked export
+(:mod:`analyzers.stream.events`) produces the same content and takes its metadata from
+:func:`crosstrace_json` (NumPy and Arrow only: ``pa.array`` on a list, as here, imports pandas).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["with_names", "write_events"]
+__all__ = ["crosstrace_json", "with_names", "write_events"]
 
 
 def write_events(trace: Any, out: Path) -> None:
@@ -24,9 +25,11 @@ def write_events(trace: Any, out: Path) -> None:
     table = trace.to_arrow()
     kinds = [EventKind(k).name for k in range(len(EventKind))]
     ctxs = [CtxType(k).name for k in range(len(CtxType))]
-    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()]))
+    # typed: a trace without events gives string columns too (an empty list would infer null)
+    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()],
+                                                      pa.string()))
     table = table.append_column("ctx_type_name",
-                                pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()]))
+                                pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()], pa.string()))
     table = with_names(trace, table)
     suffix = out.suffix.lower()
     if suffix == ".parquet":
@@ -62,6 +65,13 @@ def with_names(trace: Any, table: Any) -> Any:
 
     table = table.append_column("ctx_name", pa.array([ctx_name(t, c) for t, c in zip(ct, cid)], pa.string()))
     table = table.append_column("target_name", pa.array([tasks.get(t) for t in tgt], pa.string()))
+    old = table.schema.metadata or {}
+    return table.replace_schema_metadata({**old, b"crosstrace": crosstrace_json(trace)})
+
+
+def crosstrace_json(trace: Any) -> str:
+    """The ``crosstrace`` schema metadata (JSON): tick rate, time unit, RTOS and side tables (tasks,
+    ISRs, markers) of ``trace``. Imports nothing (no Arrow, no pandas)."""
     m = trace.meta
     meta = {
         "source_format": m.source_format, "source_kind": m.source_kind, "tick_hz": m.tick_hz,
@@ -71,6 +81,4 @@ def with_names(trace: Any, table: Any) -> Any:
         "isrs": [{"number": i.number, "name": i.name} for i in trace.isrs],
         "markers": [{"id": k.id, "name": k.name} for k in trace.markers],
     }
-    old = table.schema.metadata or {}
-    text = json.dumps(meta, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    return table.replace_schema_metadata({**old, b"crosstrace": text})
+    return json.dumps(meta, default=lambda o: o.item() if hasattr(o, "item") else str(o))

@@ -71,11 +71,31 @@ def rounds(
     return start, start + step
 
 
+def _at(t: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``t[idx]``; for evenly spaced ``idx`` (:func:`rounds`) a strided view of ``t``, not a copy
+    (a long capture's rounds are millions of instances).
+
+    >>> t = np.arange(10) * 10
+    >>> _at(t, np.array([1, 4, 7])).tolist(), np.shares_memory(_at(t, np.array([1, 4, 7])), t)
+    ([10, 40, 70], True)
+    >>> _at(t, np.array([1, 4, 8])).tolist()
+    [10, 40, 80]
+    """
+    n = int(idx.size)
+    if n >= 2:
+        lo, step = int(idx[0]), int(idx[1] - idx[0])
+        if step > 0 and int(idx[-1]) - lo == step * (n - 1) and bool(np.all(np.diff(idx) == step)):
+            return t[lo: int(idx[-1]) + 1: step]
+    return t[idx]
+
+
 def _series(
     metric: str, site: str, t: np.ndarray, i0: np.ndarray, i1: np.ndarray, se, log: DropLog
 ) -> Series:
-    start, end = t[i0], t[i1]
+    start, end = _at(t, i0), _at(t, i1)
     keep = drop_gap_instances(metric, start, end, se.gaps, log)
+    if keep.all():  # nothing dropped: the instances without copies of their times
+        return Series(metric, "ns", start, end, (end - start).astype(np.float64), site, i0, site, i1)
     return Series(
         metric,
         "ns",

@@ -6,7 +6,8 @@ or after it (what ``pair_next`` pairs a yield with), and, for a row recorded in 
 first later task-context row whose task differs from the task row before it (TraceX's "next
 context", ``next_context_times``). Carried: the rows still waiting for either (filled in place
 when a later chunk has the answer) and the task of the last task-context row. The preemptions
-come from :class:`.sched.CausedSwitchIn`. What grows: 16 bytes per candidate row.
+come from :class:`.sched.CausedSwitchIn`. What grows: 16 bytes per candidate row, on disk while
+spilling (:mod:`.parts`); a row answered in a later chunk is patched in when read back.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .metrics import (
     summary_fields,
 )
 from .metrics import cs_metrics as M
+from .parts import Parts
 from .sched import NONE, CausedSwitchIn
 from .sites import SiteAccumulator
 
@@ -40,24 +42,25 @@ K = EventKind
 
 
 class _Filler:
-    """Arrays of one value per candidate row; rows without an answer yet wait in ``pending``."""
+    """One value per candidate row (:class:`.parts.Parts`); the rows without an answer yet wait
+    in ``pending`` (their indices) and are patched when it comes."""
 
     def __init__(self) -> None:
-        self.parts: list[np.ndarray] = []
-        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.parts = Parts()
+        self.pending: list[np.ndarray] = []
 
     def add(self, values: np.ndarray, waiting: np.ndarray) -> None:
-        self.parts.append(values)
+        first = self.parts.append(values)
         if waiting.size:
-            self.pending.append((values, waiting))
+            self.pending.append(waiting.astype(np.int64) + first)
 
     def resolve(self, value: int) -> None:
-        for arr, idx in self.pending:
-            arr[idx] = value
+        if self.pending:
+            self.parts.patch(np.concatenate(self.pending), value)
         self.pending = []
 
     def column(self) -> np.ndarray:
-        return np.concatenate(self.parts) if self.parts else np.zeros(0, np.int64)
+        return self.parts.concat()
 
 
 class ContextSwitchStream:
@@ -106,7 +109,7 @@ class ContextSwitchStream:
         s = site_by_name(sites, "ctx.yield")
         if s is None or not self.task_rows:
             return np.zeros(0, np.int64)
-        _, key, kind, _ = occ._cols()
+        key, kind = occ.key.concat(), occ.kind.concat()
         is_y = ((kind == K.MARK) & (key == s.id)) | ((kind == K.USER) & (key == TRACEX_USER_BASE + s.id))
         nc = self.next_ctx.column()
         return np.unique(nc[is_y & (nc != NONE)])
@@ -122,7 +125,7 @@ class ContextSwitchStream:
         if self.sched.switch_ins:
             go = bool(yld.size)
             if go:
-                e = self.next_sw.column()[occ.selection(last, sites)["ctx.yield"]]
+                e = self.next_sw.column()[occ.selection(last, sites, "ctx.yield")["ctx.yield"]]
                 nxt = np.append(yld[1:], np.iinfo(np.int64).max)
                 ia = np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
                 unmatched, start, end = int(yld.size - ia.size), yld[ia], e[ia]

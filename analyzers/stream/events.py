@@ -240,12 +240,12 @@ class _RowGroups:
 
 def crosstrace_metadata(trace: Trace) -> str:
     """The ``crosstrace`` schema metadata (JSON) of the whole-trace export for ``trace``'s meta and
-    side tables: built by that export's own code (``analyzers.export.events_table.with_names``) on no rows, so
-    the two cannot drift apart."""
-    from analyzers.export.events_table import with_names
+    side tables: built by that export's own code (``analyzers.export.events_table.crosstrace_json``,
+    which ``with_names`` uses), so the two cannot drift apart. It builds no name column (those of
+    ``with_names`` come from ``pa.array`` on lists, which imports pandas: ~47 MB)."""
+    from analyzers.export.events_table import crosstrace_json
 
-    empty = trace.select(np.zeros(len(trace), dtype=bool))
-    return with_names(empty, empty.to_arrow()).schema.metadata[b"crosstrace"].decode()
+    return crosstrace_json(trace)
 
 
 class _Sink:
@@ -297,7 +297,7 @@ def _one_pass(chunks: Iterable[Trace], tmp: Path, fmt: str, names: _Names,
         if sink.writer is not None:
             sink.writer.close()
         raise
-    del groups  # the buffers, before the footer is built (which imports pandas: ~50 MB)
+    del groups  # the buffers, before the footer is built
     release_memory()
     if last is not None:
         sink.close(last)

@@ -3,12 +3,14 @@
 
 Carried per core: the nesting walk (its sum and running minimum) and the entries still waiting
 for their own exit (at most the nesting depth); across cores: the entries waiting for the first
-ready from interrupt context, and those readies waiting for their task's switch-in. Per entry
-8 int64 columns (64 bytes), per ISR-context ready 5 (40 bytes).
+ready from interrupt context, and those readies waiting for their task's switch-in. What grows:
+per entry 9 int64 columns (72 bytes: the entry, its exit, its first ISR-context ready), per
+ISR-context ready switched to 2 (16 bytes); on disk while spilling (:mod:`.parts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,12 +18,9 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind, Trace
 
 from .metrics import Series, _isr_exit_rows, drop_gap_instances
+from .parts import Parts
 
 K = EventKind
-
-
-def _cat(parts: list[np.ndarray], width: int) -> np.ndarray:
-    return np.concatenate(parts, axis=1) if parts else np.zeros((width, 0), np.int64)
 
 
 def _lookup(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
@@ -35,31 +34,51 @@ def _lookup(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarra
     return np.where(k[i] == keys, v[i], default)
 
 
+#: columns of an ISR entry (``IsrStream.entries``); -1 where not known (yet)
+_ROW, _TS, _CORE, _IRQ, _DEPTH, _XROW, _XTS, _READY, _RCORE = range(9)
+_W = 9
+
+
 class IsrStream:
+    """Each ISR entry is one column of :attr:`entries`, in row order, with its exit and its first
+    ISR-context ready filled in as soon as they are read: in the entry's own chunk, or patched in
+    from a later one (:meth:`.parts.Parts.patch`)."""
+
     def __init__(self) -> None:
         self.walk: dict[int, list[int]] = {}  #: core -> [sum, running minimum of min(sum, 0)]
-        self.pending: dict[int, np.ndarray] = {}  #: core -> global rows of entries without exit yet
-        self.entries: list[np.ndarray] = []  #: rows: row, ts, core, irq, floored depth
-        self.exits: list[np.ndarray] = []  #: rows: entry row, exit row, exit ts
-        self.awaiting = np.zeros(0, np.int64)  #: entry rows waiting for the first ISR-context ready
-        self.first_ready: list[np.ndarray] = []  #: rows: entry row, ready row
-        self.readies: list[np.ndarray] = []  #: rows: ready row, core, target
+        #: core -> (2, k): global row, column in ``entries`` (-1 until appended) of the entries
+        #: without an exit yet
+        self.pending: dict[int, np.ndarray] = {}
+        #: (2, k): global row, column of the entries waiting for the first ISR-context ready
+        self.awaiting = np.zeros((2, 0), np.int64)
         self.unswitched = np.zeros((2, 0), np.int64)  #: ready row, target: waiting for a switch-in
-        self.ready_sw: list[np.ndarray] = []  #: rows: ready row, switch-in ts
+        # what grows (on disk while spilling: .parts.Parts)
+        self.entries = Parts(width=_W)  #: the columns above, 72 bytes per entry
+        self.ready_sw = Parts(width=2)  #: rows: ready row, switch-in ts
+        self.readies = 0  #: ISR-context readies
         self.any_switch_in = False
 
     def feed(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int) -> None:
         cores = ev["core"]
         isr = (kind == K.ISR_ENTER) | (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
-        new_entries = []
+        blocks = [np.zeros((_W, 0), np.int64)]
         for c in np.unique(cores[isr]).tolist():
             rows = np.flatnonzero(isr & (cores == c))
-            new_entries.append(self._core(c, kind, ts, rows, ev["ctx_id"], row0))
-        ent = np.sort(np.concatenate(new_entries)) if new_entries else np.zeros(0, np.int64)
-        self._to_task(ev, kind, ts, row0, ent)
+            blocks.append(self._core(c, kind, ts, rows, ev["ctx_id"], row0))
+        block = np.concatenate(blocks, axis=1)
+        block = block[:, np.argsort(block[_ROW], kind="stable")]
+        self._to_task(ev, kind, ts, row0, block)
+        first = self.entries.append(block)
+        # the columns of this chunk's entries that still wait, now that they have one
+        for arr in [*self.pending.values(), self.awaiting]:
+            new = arr[1] < 0
+            if new.any():
+                arr[1, new] = first + np.searchsorted(block[_ROW], arr[0, new])
 
     def _core(self, c: int, kind: np.ndarray, ts: np.ndarray, rows: np.ndarray, cid: np.ndarray,
               row0: int) -> np.ndarray:
+        """Core ``c``'s new entries (their exits filled in when in this chunk); the carried
+        entries' exits found here are patched in."""
         enter = kind[rows] == K.ISR_ENTER
         s0, m0 = self.walk.get(c, [0, 0])
         s = s0 + np.cumsum(np.where(enter, 1, -1))
@@ -67,34 +86,47 @@ class IsrStream:
         depth = s - m  # nesting depth, never below 0 (the whole-trace walk)
         self.walk[c] = [int(s[-1]), int(m[-1])]
         g = rows[enter] + row0
-        irq = cid[rows[enter]].astype(np.int64)
-        cols = [g, ts[rows[enter]], np.full(g.size, c), irq, depth[enter]]
-        self.entries.append(np.stack(cols).astype(np.int64))
+        block = np.full((_W, g.size), -1, np.int64)
+        block[_ROW], block[_TS], block[_CORE] = g, ts[rows[enter]], c
+        block[_IRQ], block[_DEPTH] = cid[rows[enter]], depth[enter]
         # own exits: the waiting entries replayed as entries in front of the chunk's rows
-        pend = self.pending.get(c, np.zeros(0, np.int64))
-        kk = np.concatenate((np.full(pend.size, K.ISR_ENTER, np.uint8), kind[rows]))
+        pend = self.pending.get(c, np.zeros((2, 0), np.int64))
+        p = pend.shape[1]
+        kk = np.concatenate((np.full(p, K.ISR_ENTER, np.uint8), kind[rows]))
         hit = _isr_exit_rows(kk, np.arange(kk.size))
-        all_entries = np.concatenate((pend, g))
         found = hit >= 0
-        ex_rows = rows[np.maximum(hit[found] - pend.size, 0)]
-        self.exits.append(np.stack([all_entries[found], ex_rows + row0, ts[ex_rows]]).astype(np.int64))
-        self.pending[c] = all_entries[~found]
-        return g
+        ex = rows[np.maximum(hit - p, 0)]  # the exit's chunk row where found
+        old, new = found[:p], found[p:]
+        if old.any():
+            self.entries.patch(pend[1, old], ex[:p][old] + row0, row=_XROW)
+            self.entries.patch(pend[1, old], ts[ex[:p][old]], row=_XTS)
+        block[_XROW, new], block[_XTS, new] = ex[p:][new] + row0, ts[ex[p:][new]]
+        waiting = np.stack([g[~new], np.full(int(np.count_nonzero(~new)), -1, np.int64)])
+        self.pending[c] = np.concatenate((pend[:, ~old], waiting), axis=1)
+        return block
 
-    def _to_task(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int, ent: np.ndarray) -> None:
+    def _to_task(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int,
+                 block: np.ndarray) -> None:
         sw_rows = np.flatnonzero(kind == K.TASK_SWITCH_IN)
         self.any_switch_in |= bool(sw_rows.size)
         sw_id = ev["ctx_id"][sw_rows]
         r = np.flatnonzero((kind == K.TASK_READY) & (ev["ctx_type"] == CtxType.ISR))
+        self.readies += r.size
         target = ev["target_id"][r].astype(np.int64)
-        self.readies.append(np.stack([r + row0, ev["core"][r].astype(np.int64), target]))
-        waiting = np.concatenate((self.awaiting, ent))
+        r_core = ev["core"][r].astype(np.int64)
         rg = r + row0
-        k = np.searchsorted(rg, waiting, side="right")
+        # each waiting entry's first ISR-context ready (carried ones patched, new ones filled in)
+        aw = self.awaiting
+        k = np.searchsorted(rg, aw[0], side="right")
         got = k < rg.size
         if got.any():
-            self.first_ready.append(np.stack([waiting[got], rg[k[got]]]))
-        self.awaiting = waiting[~got]
+            self.entries.patch(aw[1, got], rg[k[got]], row=_READY)
+            self.entries.patch(aw[1, got], r_core[k[got]], row=_RCORE)
+        k = np.searchsorted(rg, block[_ROW], side="right")
+        new = k < rg.size
+        block[_READY, new], block[_RCORE, new] = rg[k[new]], r_core[k[new]]
+        waiting = np.stack([block[_ROW, ~new], np.full(int(np.count_nonzero(~new)), -1, np.int64)])
+        self.awaiting = np.concatenate((aw[:, ~got], waiting), axis=1)
         # readies (earlier ones waiting, then this chunk's) to their task's next switch-in
         wait = np.concatenate((self.unswitched, np.stack([rg, target])), axis=1)
         left = np.ones(wait.shape[1], bool)
@@ -107,51 +139,52 @@ class IsrStream:
             left[sel[ok]] = False
         self.unswitched = wait[:, left]
 
-    def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int) -> tuple[list[Series], dict[str, Any]]:
-        """``_isr_series``' series and scalars."""
-        entries, self.entries = _cat(self.entries, 5), []  # finished: the parts go
-        if not entries.shape[1]:
-            return [], {}
-        entries = entries[:, np.argsort(entries[0], kind="stable")]
-        row, ets, core, irq, dep = entries
-        exits, self.exits = _cat(self.exits, 3), []
-        x_row = _lookup(row, exits[[0, 1]])
-        x_ts = _lookup(row, exits[[0, 2]])
-        del exits
-        tables = (_cat(self.readies, 3), _cat(self.first_ready, 2), _cat(self.ready_sw, 2))
-        self.readies, self.first_ready, self.ready_sw = [], [], []
+    def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int,
+               add: Callable[[list[Series]], None]) -> dict[str, Any]:
+        """``_isr_series``' series, handed to ``add`` one at a time in their order (each is made
+        from the columns it needs, read back for it), and its scalars."""
+        irq = self.entries.concat(rows=[_IRQ])[0]
+        if not irq.size:
+            self.entries.clear()
+            return {}
+        ready_sw = self.ready_sw.concat()
+        self.ready_sw.clear()
         names = {i.number: i.name for i in last.isrs}
-        series: list[Series] = []
         scalars: dict[str, tuple[float, str]] = {}
         irqs = np.unique(irq).tolist()
         for n in irqs:
-            if len(irqs) == 1:  # one interrupt: its columns as they are (no copies)
-                e, x, xt, d, ec, et = row, x_row, x_ts, dep, core, ets
-            else:
-                sel = irq == n
-                e, x, xt, d, ec, et = row[sel], x_row[sel], x_ts[sel], dep[sel], core[sel], ets[sel]
-            m = f"isr.{names.get(n, f'irq{n}')}"
-            if span > 0:
-                scale = 1e9 if last.meta.tick_hz else 1.0
-                scalars[f"{m}.rate"] = (e.size * scale / span, "per_s" if last.meta.tick_hz else "per_tick")
-            scalars[f"{m}.nested"] = (float(np.count_nonzero(d > 1)), "count")
-            ok = x >= 0
-            drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(~ok)))
-            st, en = et[ok], xt[ok]
-            keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
-            series.append(Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
-                                 core=ec[ok][keep]))
-            series += self._isr_to_task(m, e[ok], x[ok], et[ok], ec[ok], gaps, drop_log, tables)
-        return series, scalars
+            sel = None if len(irqs) == 1 else irq == n  # one interrupt: no selection, no copies
 
-    def _isr_to_task(self, m: str, e: np.ndarray, x: np.ndarray, et: np.ndarray, ec: np.ndarray, gaps: Any,
-                     drop_log: Any, tables: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[Series]:
-        readies, first_ready, ready_sw = tables
-        if not readies.shape[1] or not self.any_switch_in:
+            def cols(which: list[int], sel: np.ndarray | None = sel) -> np.ndarray:
+                got = self.entries.concat(rows=which)
+                return got if sel is None else got[:, sel]
+
+            m = f"isr.{names.get(n, f'irq{n}')}"
+            dep, ts, x_row, x_ts, core = cols([_DEPTH, _TS, _XROW, _XTS, _CORE])
+            if span > 0:
+                scale, unit = (1e9, "per_s") if last.meta.tick_hz else (1.0, "per_tick")
+                scalars[f"{m}.rate"] = (ts.size * scale / span, unit)
+            scalars[f"{m}.nested"] = (float(np.count_nonzero(dep > 1)), "count")
+            ok = x_row >= 0
+            drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(~ok)))
+            st, en, ec = (ts, x_ts, core) if ok.all() else (ts[ok], x_ts[ok], core[ok])
+            del dep, ts, x_row, x_ts, core
+            keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
+            add([Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
+                        core=ec[keep])])
+            del st, en, ec, keep
+            add(self._isr_to_task(m, cols, gaps, drop_log, ready_sw))
+        self.entries.clear()
+        return scalars
+
+    def _isr_to_task(self, m: str, cols: Callable[[list[int]], np.ndarray], gaps: Any, drop_log: Any,
+                     ready_sw: np.ndarray) -> list[Series]:
+        """``.to_task`` of the entries with an exit: their first ISR-context ready (before the
+        exit, on the entry's core) to that task's next switch-in."""
+        if not self.readies or not self.any_switch_in:
             return []
-        r = _lookup(e, first_ready)
-        r_core = _lookup(r, readies[[0, 1]], default=-2)
-        has = (r >= 0) & (r < x) & (r_core == ec)
+        et, ec, x, r, rc = cols([_TS, _CORE, _XROW, _READY, _RCORE])
+        has = (x >= 0) & (r >= 0) & (r < x) & (rc == ec)
         if not has.any():
             return []
         et, ec, r = et[has], ec[has], r[has]

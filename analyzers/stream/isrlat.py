@@ -6,7 +6,8 @@ after it that brings the recording-wide nesting count (entries minus exits, all 
 floored: the in-memory walk) back to its depth before the entry. Carried: that count, and the
 entries still waiting for their exit (at most one per depth level), filled in place when their
 exit comes. The switch-in an exit into the scheduler caused comes from
-:class:`.sched.CausedSwitchIn`. What grows: per ISR entry 6 int64 (48 bytes).
+:class:`.sched.CausedSwitchIn`. What grows: per ISR entry 6 int64 (48 bytes), on disk while
+spilling (:mod:`.parts`; an exit in a later chunk is patched in).
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ from .metrics import (
     Result,
     Series,
     SiteEvents,
+    TableParts,
     _first_exit_at_depth,
     drop_gap_instances,
-    make_table,
     site_by_name,
     site_interval,
-    summary_fields,
 )
 from .metrics import isr_metrics as M
+from .parts import Parts
 from .sched import NONE, CausedSwitchIn
 
 K = EventKind
@@ -48,8 +49,8 @@ class IsrLatencyStream:
         self.irqs: set[int] = set()  #: every IRQ with an ISR_ENTER
         self.depth = 0
         self.exits = 0
-        self.parts: list[np.ndarray] = []
-        self.pending: list[tuple[np.ndarray, int, int]] = []  #: (part, column, outer depth)
+        self.parts = Parts(width=_W)  #: one column per entry (on disk while spilling)
+        self.pending: list[tuple[int, int]] = []  #: (column of ``parts``, outer depth)
         self.events = 0
 
     def feed(self, ev: np.ndarray, row0: int) -> None:
@@ -70,28 +71,34 @@ class IsrLatencyStream:
         a = np.flatnonzero(is_in)
         ex = np.flatnonzero(~is_in)
         ents = np.concatenate((np.full(len(self.pending), -1, np.int64), a))
-        outer = np.concatenate((np.array([p[2] for p in self.pending], np.int64), depth[a] - 1))
+        outer = np.concatenate((np.array([p[1] for p in self.pending], np.int64), depth[a] - 1))
         hit = _first_exit_at_depth(ents, outer, ex, depth) if rows.size else np.full(ents.size, -1)
         r = rows + row0
         ts = ev["ts"].astype(np.int64)
         part = np.full((_W, a.size), -1, np.int64)
         part[0], part[1], part[2] = r[a], ts[rows[a]], ev["ctx_id"][rows[a]]
-        self.parts.append(part)
-        new = []
-        for (arr, col, o), h in zip(self.pending, hit[:len(self.pending)].tolist()):  # carried entries
-            if h < 0:
-                new.append((arr, col, o))
-            else:
-                arr[3, col], arr[4, col] = r[h], ts[rows[h]]
-                arr[5, col] = int(kind[rows[h]] == K.ISR_TO_SCHED)
-        h = hit[len(self.pending):]
+        n_carried = len(self.pending)
+        h = hit[n_carried:]
         ok = h >= 0
         part[3, ok], part[4, ok] = r[h[ok]], ts[rows[h[ok]]]
         part[5, ok] = kind[rows[h[ok]]] == K.ISR_TO_SCHED
-        new += [(part, int(i), int(outer[len(self.pending) + i])) for i in np.flatnonzero(~ok).tolist()]
-        self.pending = new
+        self._carried(hit[:n_carried], r, ts[rows], kind[rows])
+        first = self.parts.append(part)
+        self.pending += [(first + int(i), int(outer[n_carried + i])) for i in np.flatnonzero(~ok).tolist()]
         if rows.size:
             self.depth = int(depth[-1])
+
+    def _carried(self, hit: np.ndarray, r: np.ndarray, ts: np.ndarray, kind: np.ndarray) -> None:
+        """The carried entries' exits found in this chunk (``hit``: index into its ISR rows, or
+        -1), patched into their columns; the others keep waiting."""
+        got = hit >= 0
+        if got.any():
+            cols = np.array([c for c, _ in self.pending], np.int64)[got]
+            h = hit[got]
+            self.parts.patch(cols, r[h], row=3)
+            self.parts.patch(cols, ts[h], row=4)
+            self.parts.patch(cols, (kind[h] == K.ISR_TO_SCHED).astype(np.int64), row=5)
+        self.pending = [p for p, g in zip(self.pending, got.tolist()) if not g]
 
     def _irq(self, irq: int | None) -> int | None:
         if irq is None and self.running_at_site:
@@ -103,34 +110,47 @@ class IsrLatencyStream:
         return irq
 
     def finish(self, se: SiteEvents, irq: int | None) -> Result:
-        """``isr_to_task_latency``'s result, step for step."""
+        """``isr_to_task_latency``'s result, step for step (each series made into its table part
+        and statistics before the next is made)."""
         drop_log = DropLog()
-        series: list[Series] = []
+        parts = TableParts("trace")
         s, _ = site_interval(M.LATENCY, se, "isr.enter", "isr.task_wake", drop_log)
-        series.append(s)
+        parts.add([s])
+        del s
         if self.events:
             irq = self._irq(irq)
-            cols = np.concatenate(self.parts, axis=1) if self.parts else np.zeros((_W, 0), np.int64)
-            self.parts = []  # finished: the parts go (memory of long recordings)
-            mine = cols[:, cols[2] == irq] if irq is not None else cols[:, :0]
-            del cols
-            if mine.shape[1] and self.exits:
-                found = mine[3] >= 0
-                for t in mine[1][~found].tolist():
-                    drop_log.add(M.DURATION, "no_end_event", int(t), -1)
-                st, en, xr, sched = mine[1][found], mine[4][found], mine[3][found], mine[5][found] == 1
-                keep = drop_gap_instances(M.DURATION, st, en, se.gaps, drop_log)
-                dur = (en - st)[keep].astype(np.float64)
-                series.append(Series(M.DURATION, "ns", st[keep], en[keep], dur))
-                if sched.any():
-                    row, _, hit = self.sched.table()
-                    sw = _lookup(xr[sched], np.stack([row, hit]), default=NONE)
-                    ok = sw != NONE
-                    drop_log.add(M.SWITCH_IN, "no_end_event", count=int(np.count_nonzero(~ok)))
-                    s0, s1 = st[sched][ok], sw[ok]
-                    keep = drop_gap_instances(M.SWITCH_IN, s0, s1, se.gaps, drop_log)
-                    series.append(Series(M.SWITCH_IN, "ns", s0[keep], s1[keep],
-                                         (s1 - s0)[keep].astype(np.float64)))
-        series = [s for s in series if len(s)]
-        summary = M.IsrSummary(source="trace", irq=irq, **summary_fields(series, drop_log))
-        return Result(make_table(series, "trace"), summary)
+            self._durations(parts, se, irq, drop_log)
+        summary = M.IsrSummary(source="trace", irq=irq, **parts.summary_fields(drop_log))
+        return Result(parts.table(), summary)
+
+    def _durations(self, parts: TableParts, se: SiteEvents, irq: int | None, drop_log: DropLog) -> None:
+        """``.duration`` of the test IRQ's entries, and the switch-in each exit into the
+        scheduler caused."""
+        cols = self.parts.concat(rows=[1, 2, 3, 4, 5])  # ts, irq, exit row, exit ts, exit is to-sched
+        self.parts.clear()  # finished: the parts go (memory of long recordings)
+        sel = cols[1] == irq if irq is not None else np.zeros(cols.shape[1], bool)
+        mine = cols if sel.all() else cols[:, sel]  # (no copy when every entry is the test IRQ's)
+        del cols, sel
+        if not mine.shape[1] or not self.exits:
+            return
+        found = mine[2] >= 0
+        for t in mine[0][~found].tolist():
+            drop_log.add(M.DURATION, "no_end_event", int(t), -1)
+        if not found.all():  # (no copies when every entry has its exit)
+            mine = mine[:, found]
+        st, xr, en, sched = mine[0], mine[2], mine[3], mine[4] == 1
+        keep = drop_gap_instances(M.DURATION, st, en, se.gaps, drop_log)
+        parts.add([Series(M.DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64))])
+        del keep, en
+        if not sched.any():
+            return
+        s0, xr = st[sched], xr[sched]
+        del mine, st, sched
+        row, _, hit = self.sched.table()
+        sw = _lookup(xr, np.stack([row, hit]), default=NONE)
+        del row, hit, xr
+        ok = sw != NONE
+        drop_log.add(M.SWITCH_IN, "no_end_event", count=int(np.count_nonzero(~ok)))
+        s0, s1 = s0[ok], sw[ok]
+        keep = drop_gap_instances(M.SWITCH_IN, s0, s1, se.gaps, drop_log)
+        parts.add([Series(M.SWITCH_IN, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64))])

@@ -6,10 +6,11 @@ instance (start, running time at its start, first switch-in, switch-ins so far) 
 switch-in since its last end, each core's ISR nesting walk and its ISR entries still waiting for
 their exit, ISR entries waiting for the first ready from interrupt context, readies waiting for
 their task's switch-in, switch-outs waiting for the next switch-in. What grows is one row per
-instance, in int64 columns (tasks: 7 x 8 bytes; ISR entries: 8 x 8 bytes; switch times: 4 x 8
-bytes), from which :meth:`KernelStream.finish` builds the whole-trace result, OVERFLOW gaps and
-metric order included. The per-task load windows need the recording's end before they can be
-placed: :meth:`KernelStream.load_pass` runs a second pass over the chunks for them.
+instance, in int64 columns (tasks: 7 x 8 bytes; ISR entries: 9 x 8 bytes; switch times: 4 x 8
+bytes; on disk while spilling: :mod:`.parts`), from which :meth:`KernelStream.finish` builds the
+whole-trace result, OVERFLOW gaps and metric order included. The per-task load windows need the
+recording's end before they can be placed: :meth:`KernelStream.load_pass` runs a second pass over
+the chunks for them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .metrics import (
     make_table,
     tracex_scalars,
 )
+from .parts import Parts
 from .tasks import TaskState
 
 K = EventKind
@@ -54,7 +56,7 @@ class KernelStream:
         self.isr = IsrStream()
         self.sw_count: dict[int, list[int]] = {}  #: core -> [switches, last context or None]
         self.sw_out: dict[int, np.ndarray] = {}  #: core -> switch-out ts waiting for the next switch-in
-        self.sw_time: list[np.ndarray] = []  #: (start, end, core, out row) per chunk, 4 rows
+        self.sw_time = Parts(width=4)  #: start, end, core, out row (on disk while spilling)
         self.switched_in: set[int] = set()
         self.t0: int | None = None
         self.t1: int | None = None
@@ -170,9 +172,7 @@ class KernelStream:
             if st is not None:
                 parts.add([_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)])
         parts.add(load or [])
-        isr_series, scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0)
-        parts.add(isr_series)
-        del isr_series
+        scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts.add)
         parts.add(self._switch_time(gaps, drop_log))
         scalars.update(self._switch_counts(last))
         scalars.update(tracex_scalars(last))
@@ -194,9 +194,10 @@ class KernelStream:
     def _switch_time(self, gaps: Any, drop_log: Any) -> list[Series]:
         from .metrics import drop_gap_instances
 
-        if not self.sw_time:
+        if not len(self.sw_time):
             return []
-        s, e, c, row = np.concatenate(self.sw_time, axis=1)
+        s, e, c, row = self.sw_time.concat()
+        self.sw_time.clear()
         order = np.lexsort((row, c, s))
         s, e, c = s[order], e[order], c[order]
         keep = drop_gap_instances("ctx_switch.switch_time", s, e, gaps, drop_log)

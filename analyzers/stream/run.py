@@ -103,6 +103,8 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
     del cpu
     release_memory()
     out.results["kernel"] = kern.finish(last, gaps.gaps, load)
+    del kern, load
+    release_memory()
     return out
 
 

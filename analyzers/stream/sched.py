@@ -5,7 +5,8 @@ On one core the answer for an ``ISR_TO_SCHED`` row is decided by the core's next
 either decisive (a switch-in, idle, OVERFLOW, an event of the running task) or another
 ``ISR_TO_SCHED``: a switch-in there is the caused one, anything else means none. Carried per
 core: the one ``ISR_TO_SCHED`` still waiting for that next row. What grows: per ``ISR_TO_SCHED``
-row its global row number, its time and the caused switch-in's time (3 int64, 24 bytes).
+row its global row number, its time and the caused switch-in's time (3 int64, 24 bytes), on disk
+while spilling (:mod:`.parts`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind
 
 from .metrics import _BOOKKEEPING
+from .parts import Parts
 
 K = EventKind
 NONE = -(2**62)  #: no caused switch-in
@@ -23,7 +25,7 @@ NONE = -(2**62)  #: no caused switch-in
 class CausedSwitchIn:
     def __init__(self) -> None:
         self.pending: dict[int, tuple[int, int]] = {}  #: core -> (global row, ts) waiting
-        self.parts: list[np.ndarray] = []  #: rows: global row, ts, switch-in ts or NONE
+        self.parts = Parts(width=3)  #: rows: global row, ts, switch-in ts or NONE
         self.switch_ins = 0
         self.to_sched = 0
 
@@ -55,6 +57,5 @@ class CausedSwitchIn:
     def table(self) -> np.ndarray:
         """Rows: global row, ts, caused switch-in ts (NONE: none), in row order."""
         left = [np.array([[r], [t], [NONE]], np.int64) for r, t in self.pending.values()]
-        parts = self.parts + left
-        out = np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), np.int64)
+        out = np.concatenate([self.parts.concat(), *left], axis=1)
         return out[:, np.argsort(out[0], kind="stable")]

@@ -2,7 +2,8 @@
 
 What grows with the recording is only what the result holds: per site occurrence 21 bytes while
 reading (``ts`` int64, ``value`` int64, the marker/source id uint32, the kind uint8; edges of a
-logic capture 13 bytes: ``ts``, channel uint32, direction uint8), 16 bytes in the final
+logic capture 13 bytes: ``ts``, channel uint32, direction uint8; on disk while spilling:
+:mod:`.parts`), 16 bytes in the final
 :class:`~analyzers.sites.SiteEvents`; per gap two Python ints. The site table is applied at the
 end, with the final marker and channel tables (a chunk reader may name a marker late).
 """
@@ -17,6 +18,7 @@ import numpy as np
 from trace_parsers.model import VALUE_NULL, EventKind, Trace
 
 from .metrics import TRACEX_USER_BASE, SiteEvents, _norm, is_logic, tick_ns
+from .parts import Parts
 
 
 class GapTracker:
@@ -50,10 +52,11 @@ class SiteAccumulator:
 
     def __init__(self, gaps: GapTracker | None = None) -> None:
         self.gaps = gaps
-        self.ts: list[np.ndarray] = []
-        self.key: list[np.ndarray] = []  #: marker (MARK), src_id (USER) or channel (EDGE*)
-        self.kind: list[np.ndarray] = []
-        self.value: list[np.ndarray] = []
+        # on disk while spilling (.parts.Parts), read back when the analyzers finish
+        self.ts = Parts(dtype=np.int64)
+        self.key = Parts(dtype=np.uint32)  #: marker (MARK), src_id (USER) or channel (EDGE*)
+        self.kind = Parts(dtype=np.uint8)
+        self.value = Parts(dtype=np.int64)
 
     def feed(self, trace: Trace) -> None:
         ev = trace.events
@@ -78,24 +81,24 @@ class SiteAccumulator:
         user = (kind == EventKind.USER) & (ev["src_id"] >= TRACEX_USER_BASE)
         return np.flatnonzero((kind == EventKind.MARK) | user)
 
-    def selection(self, last: Trace, sites: Sequence[Any]) -> dict[str, np.ndarray]:
-        """Per site of a trace, the mask over the candidate rows read so far that are its
-        occurrences (``site_events``' rule, with the final marker table)."""
-        ts, key, kind, _ = self._cols()
+    def selection(self, last: Trace, sites: Sequence[Any], only: str | None = None) -> dict[str, np.ndarray]:
+        """Per site of a trace (site ``only`` when given), the mask over the candidate rows read so
+        far that are its occurrences (``site_events``' rule, with the final marker table)."""
+        return self._select(self.key.concat(), self.kind.concat(), last, sites, only)
+
+    @staticmethod
+    def _select(key: np.ndarray, kind: np.ndarray, last: Trace, sites: Sequence[Any],
+                only: str | None = None) -> dict[str, np.ndarray]:
         mark, user = kind == EventKind.MARK, kind == EventKind.USER
         by_name = {_norm(m.name): m.id for m in last.markers}
         out = {}
-        for s in sites:
+        for s in sites if only is None else [s for s in sites if s.name == only]:
             sid = by_name.get(_norm(s.name), s.id)
             out[s.name] = (mark & (key == sid)) | (user & (key == TRACEX_USER_BASE + s.id))
         return out
 
     def _cols(self) -> tuple[np.ndarray, ...]:
-        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-        return (cat(self.ts, np.int64), cat(self.key, np.uint32), cat(self.kind, np.uint8),
-                cat(self.value, np.int64))
+        return self.ts.concat(), self.key.concat(), self.kind.concat(), self.value.concat()
 
     def finish(self, last: Trace, sites: Sequence[Any]) -> SiteEvents:
         """The occurrences, as ``site_events`` finds them on the whole trace (``last`` = the last
@@ -107,7 +110,7 @@ class SiteAccumulator:
         out = SiteEvents("trace", gaps=gaps, tick_ns=tick_ns(last))
         if not sites or self.gaps is None or self.gaps.first_ts is None or ts.size == 0:
             return out
-        chosen = self.selection(last, sites)
+        chosen = self._select(key, kind, last, sites)
         for s in sites:
             sel = chosen[s.name]
             if not np.any(sel):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .metrics import Series, instance_series
+from .parts import Parts
 
 _NONE = -(2**62)
 #: per-instance columns: start, end, from_ready, first switch-in, its core, switch-ins, running time
@@ -22,7 +23,7 @@ class TaskState:
         self.open: list[int] | None = None  #: [start, from_ready, run_at_start, first, core, n_sw]
         self.last_end = _NONE
         self.after: list[int] | None = None  #: first switch-in since last_end: [ts, core, run_at, n_sw]
-        self.parts: list[np.ndarray] = []
+        self.parts = Parts(width=_COLS)  #: one column per instance (on disk while spilling)
 
     def feed(self, ready: np.ndarray, done: np.ndarray, sw: np.ndarray, sw_core: np.ndarray,
              running: Callable[[np.ndarray], np.ndarray]) -> None:
@@ -81,7 +82,7 @@ class TaskState:
             unknown = np.array([r[6] is None for r in rows])
             if unknown.any():
                 at_start[unknown] = running(np.array(ask, np.int64)[unknown])
-            self.parts.append(np.column_stack((cols, at_end - at_start)))
+            self.parts.append(np.column_stack((cols, at_end - at_start)).T)
 
     def _carry(self, sw: np.ndarray, sw_core: np.ndarray, run_at: Callable[[int], int], carried: bool,
                changed: bool) -> None:
@@ -99,11 +100,12 @@ class TaskState:
                                                       sw.size - lo]
 
     def columns(self) -> np.ndarray:
-        return np.concatenate(self.parts) if self.parts else np.zeros((0, _COLS), np.int64)
+        """The instances so far, ``(7, n)``: the columns of :data:`_COLS`."""
+        return self.parts.concat()
 
     def series(self, label: str, drop_log: Any) -> list[Series]:
         """``_task_series``' series (before the OVERFLOW gaps are applied)."""
-        start, end, from_ready, first, core, n, run = self.columns().T
+        start, end, from_ready, first, core, n, run = self.columns()
         m = label
         ran = n > 0
         drop_log.add(f"{m}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))

@@ -60,7 +60,10 @@ class UserStream:
         self.last_row = None if keep[-1] else ev[-1:].copy()
 
     def events(self, occ: SiteAccumulator, last: Trace) -> np.ndarray:
-        """The rows the in-memory analyzer reads, in recording order."""
+        """The rows the in-memory analyzer reads, in recording order (none without user
+        intervals: the analyzer then reads nothing)."""
+        if self.cfg is None:
+            return empty_events(0)
         if is_logic(last):
             ts, key, kind, _ = occ._cols()
             ev = empty_events(ts.size)

@@ -162,9 +162,8 @@ def _forget_kernel_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     real = chunked.Gatherer.feed
 
     def feed(self: chunked.Gatherer, chunk: Any) -> None:
+        self.rows.clear()  # only the last chunk's gathered rows are kept
         real(self, chunk)
-        if len(self.rows) > 1:
-            self.rows.pop(0)  # only the last chunk's gathered rows are kept
 
     monkeypatch.setattr(chunked.Gatherer, "feed", feed)
 

@@ -11,6 +11,9 @@ from analyzers.sites import (
     load_sites,
     logic_site_events,
     parse_ct_sites_h,
+    reuse_site_events,
+    scoped_site_events,
+    site_events,
     trace_site_events,
 )
 from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events, fill_ts
@@ -57,3 +60,46 @@ def test_logic_channels_matched_by_pin_name():
     cap = S.to_capture(sc)
     renamed = Trace(cap.events, cap.meta, channels=[c.__class__(c.index, "pg4", 0) for c in cap.channels])
     assert logic_site_events(renamed, DEFAULT_SITES).counts() == {"periodic.fast": 5}
+
+
+def _left_after(scoped: bool) -> set[str]:
+    """Sources the enclosing block still answers after an inner block found ``a`` and ``b`` and
+    kept ``a`` (``x`` found before it)."""
+    from contextlib import contextmanager
+
+    from analyzers import sites as _sites
+
+    x, a, b = (Trace(empty_events(0), TraceMeta(n)) for n in ("x", "a", "b"))
+
+    @contextmanager
+    def plain():  # a nested reuse block: keeps everything
+        with reuse_site_events():
+            yield lambda tr: None
+
+    with reuse_site_events():
+        sx = site_events(x, DEFAULT_SITES)
+        with (scoped_site_events() if scoped else plain()) as keep:
+            assert site_events(x, DEFAULT_SITES).ts.keys() == sx.ts.keys()
+            site_events(a, DEFAULT_SITES), site_events(b, DEFAULT_SITES)
+            keep(a)
+        return {tr.meta.source_format for tr, _ in _sites._REUSE.get().values()}
+
+
+def test_a_scoped_block_forgets_what_it_does_not_keep():
+    assert _left_after(scoped=True) == {"x", "a"}
+    assert _left_after(scoped=False) == {"x", "a", "b"}  # what the check above would see without it
+
+
+def test_a_scoped_block_shares_the_enclosing_results_and_stands_alone():
+    ev = empty_events(2)
+    ev["kind"], ev["marker"] = EventKind.MARK, 1
+    tr = Trace(ev, TraceMeta("x"))
+    with reuse_site_events():
+        outer = site_events(tr, DEFAULT_SITES)
+        with scoped_site_events():
+            inner = site_events(tr, DEFAULT_SITES)
+    assert inner.ts["ctx.yield"] is outer.ts["ctx.yield"]
+    with scoped_site_events() as keep:  # no enclosing block: one of its own
+        a, b = site_events(tr, DEFAULT_SITES), site_events(tr, DEFAULT_SITES)
+        keep(tr)
+    assert a.ts["ctx.yield"] is b.ts["ctx.yield"]

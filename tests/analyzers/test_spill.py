@@ -52,6 +52,26 @@ def test_a_spilled_table_reads_back_as_the_in_memory_one(tmp_path: Path) -> None
     assert site_based_rows(spilled).equals(site_based_rows(whole))
 
 
+@pytest.mark.parametrize("rows", [7, 1 << 16, 100_000, 1 << 20])
+def test_batches_are_cut_as_parquet_cuts_them(tmp_path: Path, rows: int) -> None:
+    """Batches are read row group by row group (``iter_batches`` keeps what it read until the file
+    is done) but cut every ``rows`` rows of the table, across its files: ``instances.parquet``'s
+    row groups follow the batches. A cut at whole row groups or at file ends fails here."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, spilled = _both(tmp_path, np.random.default_rng(5))
+    small = spill.SpilledTable(spilled.schema, spilled.parts[:1])  # the 200 000-row series: 4 row groups
+    for t in (spilled, small):
+        whole = pa.concat_tables([pq.read_table(p) for p in t.parts])
+        want = [whole.slice(lo, rows) for lo in range(0, whole.num_rows, rows)]
+        got = list(t.batches(rows))
+        assert [b.num_rows for b in got] == [b.num_rows for b in want]  # cut across the files too
+        assert pa.concat_tables(got).equals(whole)
+        cols = ["metric", "value"]
+        assert pa.concat_tables(list(t.batches(rows, cols))).column_names == cols
+
+
 def test_the_per_core_values_are_the_tables(tmp_path: Path) -> None:
     whole, spilled = _both(tmp_path, np.random.default_rng(2))
     for (metric, core), parts in spilled.core_values.items():

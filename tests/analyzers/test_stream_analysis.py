@@ -148,7 +148,7 @@ def test_a_lost_carry_is_caught(monkeypatch: pytest.MonkeyPatch, fault: str) -> 
 
         def forgetful(self: Any, c: int, *a: Any) -> Any:
             out = original_core(self, c, *a)
-            self.pending[c] = self.pending[c][:0]
+            self.pending[c] = self.pending[c][:, :0]
             return out
 
         monkeypatch.setattr(sisr.IsrStream, "_core", forgetful)

@@ -205,3 +205,26 @@ def test_campaign_sites_fire_in_the_declared_thread_order(folder):
         return
     want = [f"tm{order[k % len(order)]}" for k in range(len(fired))]
     assert fired == want
+
+
+def test_round_series_without_copies_equal_the_indexed_ones():
+    """``_series`` takes strided views of the site times (``_at``) when nothing is dropped: the
+    same instances as indexing, with and without an OVERFLOW gap dropping some."""
+    from types import SimpleNamespace
+
+    from analyzers.metrics.stats import DropLog
+    from analyzers.metrics.thread_metric import _at, _series, rounds
+
+    t = np.cumsum(np.random.default_rng(4).integers(1, 1000, 5000)).astype(np.int64)
+    for gaps in ([], [(int(t[100]), int(t[140]))]):
+        for slot, step, stride in ((0, 5, 5), (3, 5, 5), (0, 1, 1)):
+            i0, i1 = rounds(t, step, slot, stride)
+            assert np.array_equal(_at(t, i0), t[i0]) and np.array_equal(_at(t, i1), t[i1])
+            s = _series("m", "tm.count", t, i0, i1, SimpleNamespace(gaps=gaps), DropLog())
+            keep = ~((t[i0] <= gaps[0][1]) & (t[i1] >= gaps[0][0])) if gaps else np.ones(i0.size, bool)
+            assert keep.all() != bool(gaps)
+            assert np.array_equal(s.start_ts, t[i0][keep]) and np.array_equal(s.end_ts, t[i1][keep])
+            assert np.array_equal(s.value, (t[i1] - t[i0])[keep].astype(np.float64))
+            assert np.array_equal(s.start_idx, i0[keep]) and np.array_equal(s.end_idx, i1[keep])
+    odd = np.array([0, 2, 3])
+    assert np.array_equal(_at(t, odd), t[odd])  # not evenly spaced: indexed

@@ -1,0 +1,129 @@
+"""Arrays a chunked analyzer appends chunk by chunk and reads back whole when it finishes.
+
+The streamed analyzers (:mod:`analyzers.stream`) keep, per chunk, one small array of what they
+found (an ISR entry and its exit, a task instance, a caused switch-in). Held in memory, those
+arrays are most of ``analyze``'s peak on a long recording: every analyzer's grow until the last
+chunk, and all of them wait for the first analyzer to finish. :class:`Parts` writes each array
+to a scratch file in the spill folder as soon as it is appended when a spill is in effect
+(``analyzers.metrics.spill.spilling``, which ``analyze`` enters for a recording it reads in
+chunks), so that during the pass only the carried state is in memory, and each analyzer's arrays
+come back when that analyzer finishes (:meth:`Parts.concat`), one analyzer at a time. Outside a
+spill the arrays stay in memory. Both ways give the same array.
+
+A row that is still waiting for its answer when its array is appended (an ISR entry whose exit is
+in a later chunk) is answered with :meth:`Parts.patch`: the patches are applied, in order, when the
+array is read back.
+
+    >>> p = Parts(width=2)
+    >>> p.append(np.array([[1, 2], [10, 20]]))
+    0
+    >>> p.append(np.array([[3], [30]]))
+    2
+    >>> p.patch(np.array([1]), 99, row=1)
+    >>> p.concat().tolist()
+    [[1, 2, 3], [10, 99, 30]]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Parts"]
+
+
+class Parts:
+    """Arrays stacked along their last axis: 1-D arrays of ``dtype`` (``width`` None) or
+    ``(width, n)`` arrays. ``len()`` is the number of columns (elements) appended so far."""
+
+    def __init__(self, width: int | None = None, dtype: Any = np.int64) -> None:
+        from analyzers.metrics.spill import active
+
+        self.width = width
+        self.dtype = np.dtype(dtype)
+        self.n = 0
+        self._mem: list[np.ndarray] = []
+        self._sizes: list[int] = []  #: columns of each block written to the file
+        self._patches: list[tuple[np.ndarray, Any, int | None]] = []
+        spill = active()
+        self._path: Path | None = spill.scratch("parts", ".bin") if spill is not None else None
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def on_disk(self) -> bool:
+        return self._path is not None
+
+    def append(self, a: np.ndarray) -> int:
+        """Add ``a`` (a copy is kept, never ``a`` itself); returns the index of its first column."""
+        a = np.asarray(a, dtype=self.dtype)
+        want = 1 if self.width is None else 2
+        if a.ndim != want or (self.width is not None and a.shape[0] != self.width):
+            raise ValueError(f"Parts(width={self.width}) cannot take an array of shape {a.shape}")
+        first, m = self.n, a.shape[-1]
+        if not m:
+            return first
+        if self._path is None:
+            self._mem.append(a.copy())
+        else:
+            with open(self._path, "ab") as f:
+                f.write(np.ascontiguousarray(a).tobytes())
+            self._sizes.append(m)
+        self.n += m
+        return first
+
+    def patch(self, cols: np.ndarray, value: Any, row: int | None = None) -> None:
+        """Set ``value`` at columns ``cols`` (indices among all appended so far) of ``row`` (all
+        of a 1-D array), once the array is read back."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.size:
+            if cols.min() < 0 or cols.max() >= self.n:
+                raise IndexError(f"patch outside the {self.n} columns appended")
+            self._patches.append((cols.copy(), np.array(value, dtype=self.dtype).copy(), row))
+
+    def concat(self, rows: list[int] | None = None) -> np.ndarray:
+        """Everything appended, patched: a new array (``(width, n)`` or ``(n,)``); of a
+        ``(width, n)`` array only ``rows`` when given (``(len(rows), n)``: what is not needed is
+        not read into memory)."""
+        if rows is not None and self.width is None:
+            raise ValueError("rows= selects rows of a (width, n) Parts")
+        pick = list(range(self.width)) if rows is None and self.width is not None else rows
+        shape = (self.n,) if pick is None else (len(pick), self.n)
+        if self._path is None:
+            mem = self._mem if pick is None else [a[pick] for a in self._mem]
+            out = np.concatenate(mem, axis=-1) if mem else np.zeros(shape, self.dtype)
+        else:
+            out = self._read(shape, pick)
+        for cols, value, row in self._patches:
+            if row is None:
+                out[cols] = value
+            elif row in pick:  # type: ignore[operator]
+                out[pick.index(row), cols] = value  # type: ignore[union-attr]
+        return out
+
+    def _read(self, shape: tuple[int, ...], pick: list[int] | None) -> np.ndarray:
+        out = np.empty(shape, self.dtype)
+        if not self.n:
+            return out
+        w = self.width or 1
+        at = 0
+        with open(self._path, "rb") as f:  # type: ignore[arg-type]
+            for m in self._sizes:
+                block = np.empty((w, m), self.dtype)
+                if f.readinto(block.reshape(-1).view(np.uint8)) != block.nbytes:
+                    raise OSError(f"{self._path}: the scratch file is shorter than was written")
+                if pick is None:
+                    out[at: at + m] = block[0]
+                else:
+                    out[:, at: at + m] = block[pick]
+                at += m
+        return out
+
+    def clear(self) -> None:
+        """Let go of everything (memory and scratch file)."""
+        self._mem, self._sizes, self._patches, self.n = [], [], [], 0
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)

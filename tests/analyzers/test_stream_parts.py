@@ -1,0 +1,175 @@
+"""``analyzers.stream.parts``: the streamed analyzers' per-chunk arrays, in memory or on disk.
+
+The chunked analysis must give the in-memory result whether its arrays are held in memory or
+written to the spill folder as they come (tests/analyzers/test_stream_analysis.py compares the
+former; here the latter, with chunk borders at every kind of event)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from analyzers.metrics import spill
+from analyzers.sites import load_sites
+from analyzers.stream import parts as sparts
+from analyzers.stream.parts import Parts
+from analyzers.stream.run import STREAMED, analyze_chunks
+from tests.analyzers.test_stream_analysis import RECORDINGS, _kernel_trace, _path, _same, in_memory
+from trace_parsers import open_trace
+from trace_parsers.chunked import slice_trace
+from trace_parsers.model import EVENT_DTYPE, empty_events
+
+
+def _fill(p: Parts, rng: np.random.Generator, width: int | None) -> list[np.ndarray]:
+    got = []
+    for m in (3, 0, 1, 17, 5):
+        a = rng.integers(-50, 50, size=(m,) if width is None else (width, m))
+        got.append(a)
+        p.append(a)
+    return got
+
+
+@pytest.mark.parametrize("width", [None, 1, 4])
+def test_on_disk_reads_back_as_in_memory(tmp_path: Path, width: int | None) -> None:
+    rng = np.random.default_rng(7)
+    mem = Parts(width=width)
+    arrays = _fill(mem, rng, width)
+    with spill.spilling(tmp_path):
+        disk = Parts(width=width)
+    for a in arrays:
+        disk.append(a)
+    for p in (mem, disk):
+        p.patch(np.array([0, 20]), -7, row=None if width is None else width - 1)
+        p.patch(np.array([1]), 99, row=None if width is None else 0)
+    assert disk.on_disk and not mem.on_disk
+    assert list(tmp_path.iterdir())
+    want = np.concatenate(arrays, axis=-1)
+    if width is None:
+        want[[0, 20]], want[1] = -7, 99
+    else:
+        want[width - 1, [0, 20]], want[0, 1] = -7, 99
+    assert np.array_equal(mem.concat(), want) and np.array_equal(disk.concat(), want)
+    assert len(disk) == len(mem) == want.shape[-1]
+
+
+@pytest.mark.parametrize("pick", [[2], [3, 0], [1, 2, 3, 0]])
+def test_selected_rows(tmp_path: Path, pick: list[int]) -> None:
+    """``concat(rows=)`` reads the chosen rows only, patched (a patch of another row is not)."""
+    rng = np.random.default_rng(3)
+    mem = Parts(width=4)
+    arrays = _fill(mem, rng, 4)
+    with spill.spilling(tmp_path):
+        disk = Parts(width=4)
+    for a in arrays:
+        disk.append(a)
+    want = np.concatenate(arrays, axis=1)
+    for p in (mem, disk):
+        p.patch(np.array([4, 9]), 55, row=3)
+        p.patch(np.array([0]), -1, row=1)
+    want[3, [4, 9]], want[1, 0] = 55, -1
+    for p in (mem, disk):
+        assert np.array_equal(p.concat(rows=pick), want[pick])
+    with pytest.raises(ValueError, match="rows="):
+        Parts().concat(rows=[0])
+
+
+def test_a_kept_array_is_a_copy(tmp_path: Path) -> None:
+    """Changing an array after appending it changes nothing (the old lists kept references)."""
+    for folder in (None, tmp_path):
+        with spill.spilling(folder) if folder else _nothing():
+            p = Parts()
+        a = np.arange(4)
+        p.append(a)
+        a[:] = 0
+        assert p.concat().tolist() == [0, 1, 2, 3]
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: Any) -> None:
+        return None
+
+
+def test_event_rows_on_disk(tmp_path: Path) -> None:
+    ev = empty_events(5)
+    ev["ts"], ev["kind"], ev["value"] = np.arange(5) * 3, 7, -1
+    with spill.spilling(tmp_path):
+        p = Parts(dtype=EVENT_DTYPE)
+    p.append(ev[:2])
+    p.append(ev[2:])
+    assert p.concat().tobytes() == ev.tobytes()
+    p.clear()
+    assert not list(tmp_path.iterdir()) and p.concat().size == 0
+
+
+def test_wrong_shapes_and_patches_are_refused(tmp_path: Path) -> None:
+    p = Parts(width=3)
+    with pytest.raises(ValueError, match="shape"):
+        p.append(np.zeros((2, 4), np.int64))
+    with pytest.raises(ValueError, match="shape"):
+        p.append(np.zeros(4, np.int64))
+    p.append(np.zeros((3, 2), np.int64))
+    with pytest.raises(IndexError):
+        p.patch(np.array([2]), 1, row=0)
+
+
+def test_a_short_scratch_file_is_an_error(tmp_path: Path) -> None:
+    with spill.spilling(tmp_path):
+        p = Parts(width=2)
+    p.append(np.ones((2, 8), np.int64))
+    path = next(tmp_path.iterdir())
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(OSError, match="shorter"):
+        p.concat()
+
+
+def assert_same_on_disk(trace: Any, size: int, folder: Path) -> None:
+    sites = load_sites()
+    ref = in_memory(trace, sites)
+    with spill.spilling(folder):
+        got = analyze_chunks(lambda: slice_trace(trace, size), sites)
+        for name in STREAMED:
+            table = got.results[name].table
+            table = table.read() if spill.is_spilled(table) else table
+            assert table.equals(ref[name].table), name
+            assert _same(got.results[name].summary, ref[name].summary), name
+
+
+@pytest.mark.parametrize("size", [3, 1000])
+@pytest.mark.parametrize("folder,name", RECORDINGS)
+def test_chunked_analysis_on_disk_equals_in_memory(tmp_path: Path, folder: str | None, name: str,
+                                                   size: int) -> None:
+    trace = open_trace(_path(folder, name), on_corrupt="skip")
+    written: list[int] = []
+    real = Parts.append
+
+    def counted(self: Parts, a: Any) -> int:
+        out = real(self, a)
+        written.append(int(self.on_disk))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Parts, "append", counted)
+        assert_same_on_disk(trace, size, tmp_path)
+    assert written and all(written)  # every analyzer's arrays went to disk
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_every_carried_state_on_disk(tmp_path: Path, size: int) -> None:
+    assert_same_on_disk(_kernel_trace(), size, tmp_path)
+
+
+@pytest.mark.parametrize("recording", [0, 4])
+def test_a_lost_patch_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recording: int) -> None:
+    """Answers patched in after their array went to disk (ISR exits, next switch-ins in a later
+    chunk) must reach the result: dropping them fails the comparison."""
+    folder, name = RECORDINGS[recording]
+    trace = open_trace(_path(folder, name), on_corrupt="skip")
+    monkeypatch.setattr(sparts.Parts, "patch", lambda self, *a, **k: None)
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(trace, 3, tmp_path)
