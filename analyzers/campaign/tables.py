@@ -108,16 +108,13 @@ def _core_distribution_rows(
 
 def _spilled_core_rows(ident: dict[str, Any], source: str, profile: str, res: Any) -> list[dict[str, Any]]:
     """:func:`_core_distribution_rows` of a spilled table: from the values per metric and core
-    kept while spilling (the same values, in table order)."""
-    import numpy as np
-
-    from ..metrics.stats import summarize
-
-    vals = res.table.core_values
+    kept while spilling (the same values, in table order), summarized from disk a block at a
+    time (``metrics.disk_stats``)."""
+    t = res.table
     rows = []
     for m in sorted(res.stats):
-        for c in sorted(c for mm, c in vals if mm == m):
-            st = summarize(np.concatenate(vals[(m, c)]))
+        for c in sorted(c for mm, c in t.core_values if mm == m):
+            st = t.core_stats(m, c)
             rows.append({
                 **ident, "metric": m, "source": source, "profile": profile, "core": int(c),
                 "kind": "distribution", "unit": res.units.get(m, "ns"),

@@ -8,8 +8,11 @@ it is made and returns a :class:`SpilledTable` in place of the in-memory table: 
 and order of the in-memory table, read back in batches (:meth:`SpilledTable.batches`) by whoever
 needs them — the capture's ``instances.parquet`` (``campaign.instances.InstanceSink``) and the
 site-based rows the cross-validation keeps. The per-core distributions
-(``campaign.tables``) come from the values seen while spilling (:attr:`SpilledTable.core_values`),
-so nothing reads the whole table back at once.
+(``campaign.tables``) come from the values seen while spilling, written per metric and core to
+scratch files beside the tables and summarized from there a block at a time
+(:meth:`SpilledTable.core_stats`, only for a recording of several cores), so nothing reads the
+whole table back at once and nothing of the instances stays in memory between the analyzers'
+finishing and the capture's tables.
 
 Outside :func:`spilling` nothing changes: the in-memory analyzers and every test of them make
 ordinary tables.
@@ -45,8 +48,9 @@ class SpilledTable:
     schema: Any
     parts: list[Path] = field(default_factory=list)
     num_rows: int = 0
-    #: (metric, core) -> values of the instances on that core (multi-core series only)
-    core_values: dict[tuple[str, int], list[np.ndarray]] = field(default_factory=dict)
+    #: (metric, core) -> the values of the instances on that core, in table order, on disk
+    #: (``analyzers.stream.parts.Parts``; series with a core column only)
+    core_values: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
     #: times in ticks: ``unit`` "ns" reads as "ticks" (``analyzers.run._times_in_ticks``)
     ticks: bool = False
 
@@ -65,6 +69,23 @@ class SpilledTable:
                 col = pc.if_else(pc.equal(t["unit"], "ns"), pa.scalar("ticks"), t["unit"])
                 t = t.set_column(i, t.schema.field(i), col)
             yield t
+
+    def core_array(self, metric: str, core: int) -> np.ndarray:
+        """The values of ``metric``'s instances on ``core``, in table order (read back now)."""
+        got = [p.concat() for p in self.core_values.get((metric, core), [])]
+        return np.concatenate(got) if got else np.zeros(0, np.float64)
+
+    def core_stats(self, metric: str, core: int) -> Any:
+        """``summarize(self.core_array(metric, core))``, reading the values a block at a time
+        (:mod:`.disk_stats`)."""
+        from .disk_stats import summarize_files
+        from .stats import summarize
+
+        parts = self.core_values.get((metric, core), [])
+        files = [p.path for p in parts]
+        if not parts or any(f is None or p.patched for f, p in zip(files, parts)):  # in memory
+            return summarize(self.core_array(metric, core))
+        return summarize_files(files, files[0].with_suffix(".finite"))
 
     def read(self, columns: Sequence[str] | None = None) -> Any:
         """The whole table in memory (small tables, tests)."""
@@ -204,12 +225,18 @@ def _flush(writer: Any, path: Path, schema: Any, tables: list[Any]) -> Any:
 
 
 def _core_values(out: SpilledTable, s: Any) -> None:
+    """The values of series ``s`` per core, each core's to its own scratch file (8 bytes per
+    instance on disk, none in memory)."""
+    from analyzers.stream.parts import Parts
+
     if s.core is None:
         return
     core = np.asarray(s.core, dtype=np.int64)
     value = np.asarray(s.value, dtype=np.float64)
     for c in np.unique(core[core >= 0]).tolist():
-        out.core_values.setdefault((s.metric, int(c)), []).append(value[core == c].copy())
+        part = Parts(dtype=np.float64)
+        part.append(value[core == c])
+        out.core_values.setdefault((s.metric, int(c)), []).append(part)
 
 
 def active() -> Spill | None:

@@ -57,6 +57,16 @@ class Parts:
     def on_disk(self) -> bool:
         return self._path is not None
 
+    @property
+    def path(self) -> Path | None:
+        """The scratch file (the blocks end to end, patches not applied), None in memory."""
+        return self._path
+
+    @property
+    def patched(self) -> bool:
+        """Some patch waits to be applied on read-back (the scratch file alone is not the array)."""
+        return bool(self._patches)
+
     def append(self, a: np.ndarray) -> int:
         """Add ``a`` (a copy is kept, never ``a`` itself); returns the index of its first column."""
         a = np.asarray(a, dtype=self.dtype)

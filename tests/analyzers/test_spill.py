@@ -14,6 +14,7 @@ from analyzers.campaign.instances import site_based_rows
 from analyzers.metrics import spill
 from analyzers.metrics.base import Series, make_table
 from analyzers.run import _stacked
+from analyzers.stream.parts import Parts
 from tests.analyzers.test_chunked_analyze import CORPUS_FILES, differences, outputs
 from tests.conftest import corpus_dir
 
@@ -77,8 +78,10 @@ def test_the_per_core_values_are_the_tables(tmp_path: Path) -> None:
     for (metric, core), parts in spilled.core_values.items():
         t = whole.filter((whole["metric"].to_numpy(zero_copy_only=False) == metric)
                          & (whole["core"].to_numpy() == core))
-        assert np.array_equal(np.concatenate(parts), t["value"].to_numpy())
+        assert np.array_equal(spilled.core_array(metric, core), t["value"].to_numpy())
+        assert all(p.on_disk for p in parts)  # 8 B per instance on disk, none held in memory
     assert {k[0] for k in spilled.core_values} == {"b.cores"}
+    assert spilled.core_array("b.cores", 7).size == 0
 
 
 def test_a_lost_part_or_row_shows(tmp_path: Path) -> None:
@@ -146,7 +149,12 @@ def test_lost_per_core_values_show(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         real(out, s)
         for k in list(out.core_values):
             if k[1] == 1:
-                out.core_values[k] = [v[1:] for v in out.core_values[k]]
+                short = []
+                for part in out.core_values[k]:
+                    p = Parts(dtype=np.float64)
+                    p.append(part.concat()[1:])
+                    short.append(p)
+                out.core_values[k] = short
 
     monkeypatch.setattr(spill, "_core_values", lossy)
     got = outputs(f, tmp_path / "chunked", 1000, "skip")
