@@ -10,7 +10,7 @@ trace instance with the same instance seen on the pins.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -184,6 +184,18 @@ def summary_fields(series: Sequence[Series], drop_log: DropLog) -> dict[str, Any
     }
 
 
+def join_series(batches: Sequence[Series]) -> Series:
+    """Consecutive batches of one series, joined (``start_idx``/``end_idx``/``core``: all or none)."""
+
+    def cat(name: str) -> np.ndarray | None:
+        got = [getattr(b, name) for b in batches]
+        return None if got[0] is None else np.concatenate([np.asarray(g) for g in got])
+
+    b = batches[0]
+    return Series(b.metric, b.unit, cat("start_ts"), cat("end_ts"), cat("value"),  # type: ignore[arg-type]
+                  b.start_site, cat("start_idx"), b.end_site, cat("end_idx"), cat("core"))
+
+
 class TableParts:
     """Series made into table parts and statistics as they come, so the caller can let go of each
     series' arrays before making the next (the chunked analyzers' finishing steps): the same
@@ -203,6 +215,33 @@ class TableParts:
             self.units[s.metric] = s.unit
         if series:
             self.tables.append(make_table(series, self.source))
+
+    def add_batches(self, batches: Iterable[Series]) -> None:
+        """One series given as consecutive batches (each a ``Series`` of the same metric and
+        unit, a slice of it): inside a spill written and summarized batch by batch, never whole
+        in memory (``metrics.spill.Spill.batched``); else joined and :meth:`add`-ed. The same
+        table and statistics as :meth:`add` of the joined series."""
+        from .spill import active
+
+        spill = active()
+        if spill is None:
+            got = [b for b in batches if len(b)]
+            if got:
+                self.add([join_series(got)])
+            return
+        first: list[Series] = []
+
+        def seen(it: Iterable[Series]) -> Iterator[Series]:
+            for b in it:
+                if len(b) and not first:
+                    first.append(b)
+                yield b
+
+        table, stats = spill.batched(seen(batches), self.source, _stack)
+        if first:
+            self.stats[first[0].metric] = stats
+            self.units[first[0].metric] = first[0].unit
+            self.tables.append(table)
 
     def table(self) -> Any:
         import pyarrow as pa

@@ -26,7 +26,7 @@ import dataclasses
 import itertools
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,18 +121,35 @@ class Spill:
 
     def table(self, series: Sequence[Any], source: str, in_memory: Any) -> SpilledTable:
         """``in_memory(series, source)`` (``make_table``) one series at a time, into one file."""
+        out = SpilledTable(_schema())
+        return self._write(_series_tables(series, source, in_memory, out), out)
+
+    def batched(self, batches: Iterable[Any], source: str, in_memory: Any) -> tuple[SpilledTable, Any]:
+        """One series given as consecutive batches (``Series`` of the same metric, each a slice
+        of it): its table, written batch by batch, and ``summarize`` of its values, computed
+        from a scratch file of them (:mod:`.disk_stats`); the series is never whole in memory.
+        Equal to :meth:`table` and ``summarize`` of the batches joined."""
+        from .disk_stats import summarize_files
+
+        out = SpilledTable(_schema())
+        values = self.scratch("values", ".f64")
+        values.touch()
+        try:
+            self._write(_batch_tables(batches, source, in_memory, out, values), out)
+            return out, summarize_files([values], values.with_suffix(".finite"))
+        finally:
+            values.unlink(missing_ok=True)
+
+    def _write(self, tables: Iterator[Any], out: SpilledTable) -> SpilledTable:
         import pyarrow.parquet as pq
 
-        from .base import arrow_schema
-
-        schema = arrow_schema()
-        out = SpilledTable(schema)
+        schema = out.schema
         path = self.folder / f"part-{next(self._n):05d}.parquet"
         writer = None
         pending: list[Any] = []
         rows = 0
         try:
-            for t in _series_tables(series, source, in_memory, out):
+            for t in tables:
                 pending.append(t)
                 rows += t.num_rows
                 if rows >= FLUSH_ROWS:
@@ -146,6 +163,12 @@ class Spill:
         out.parts.append(path)
         out.num_rows = pq.ParquetFile(path).metadata.num_rows
         return out
+
+
+def _schema() -> Any:
+    from .base import arrow_schema
+
+    return arrow_schema()
 
 
 def _cut(paths: Sequence[Path], rows: int, columns: list[str] | None) -> Iterator[Any]:
@@ -182,9 +205,11 @@ def _row_groups(paths: Sequence[Path], columns: list[str] | None) -> Iterator[An
             f.close()
 
 
-def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: SpilledTable) -> Iterator[Any]:
+def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: SpilledTable,
+                   first: int = 0) -> Iterator[Any]:
     """Each series' rows as tables of at most :data:`FLUSH_ROWS` rows (the Arrow copy of a
-    series of millions of instances is made a slice at a time), ``instance`` counted on."""
+    series of millions of instances is made a slice at a time), ``instance`` counted on (from
+    ``first``: a batch of a longer series)."""
     import pyarrow as pa
 
     for s in series:
@@ -194,11 +219,25 @@ def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: Spil
         _core_values(out, s)
         for lo in range(0, n, FLUSH_ROWS):
             t = in_memory([_slice(s, lo, lo + FLUSH_ROWS)], source)
-            if lo:
+            if lo or first:
                 i = t.schema.get_field_index("instance")
-                count = pa.array(np.arange(lo, lo + t.num_rows, dtype=np.int64))
+                count = pa.array(np.arange(first + lo, first + lo + t.num_rows, dtype=np.int64))
                 t = t.set_column(i, t.schema.field(i), count)
             yield t
+
+
+def _batch_tables(batches: Iterable[Any], source: str, in_memory: Any, out: SpilledTable,
+                  values: Path) -> Iterator[Any]:
+    """:func:`_series_tables` of the batches of one series, numbered on across them; their
+    values appended to ``values``."""
+    at = 0
+    for s in batches:
+        if not len(s):
+            continue
+        with open(values, "ab") as f:
+            f.write(np.ascontiguousarray(s.value, dtype=np.float64).tobytes())
+        yield from _series_tables([s], source, in_memory, out, first=at)
+        at += len(s)
 
 
 def _slice(s: Any, lo: int, hi: int) -> Any:
@@ -234,9 +273,10 @@ def _core_values(out: SpilledTable, s: Any) -> None:
     core = np.asarray(s.core, dtype=np.int64)
     value = np.asarray(s.value, dtype=np.float64)
     for c in np.unique(core[core >= 0]).tolist():
-        part = Parts(dtype=np.float64)
-        part.append(value[core == c])
-        out.core_values.setdefault((s.metric, int(c)), []).append(part)
+        have = out.core_values.setdefault((s.metric, int(c)), [])
+        if not have:  # one file per metric and core of a table: its series come in table order
+            have.append(Parts(dtype=np.float64))
+        have[-1].append(value[core == c])
 
 
 def active() -> Spill | None:

@@ -151,6 +151,30 @@ def drop_gap_instances(
     return ~bad
 
 
+class GapDrops:
+    """:func:`drop_gap_instances` over a series given batch by batch: :meth:`keep` per batch, then
+    :meth:`log` once, which logs what one call on the whole series would have logged."""
+
+    def __init__(self, metric: str, gaps: Sequence[tuple[int, int]]) -> None:
+        self.metric = metric
+        self.gaps = list(gaps)
+        self.counts = [0] * len(self.gaps)
+
+    def keep(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        start = np.asarray(start, dtype=np.int64)
+        end = np.asarray(end, dtype=np.int64)
+        bad = np.zeros(start.shape, dtype=bool)
+        for i, (g0, g1) in enumerate(self.gaps):
+            hit = (start <= g1) & (end >= g0)
+            self.counts[i] += int(np.count_nonzero(hit))
+            bad |= hit
+        return ~bad
+
+    def log(self, drop_log: DropLog) -> None:
+        for (g0, g1), n in zip(self.gaps, self.counts):
+            drop_log.add(self.metric, "overflow_gap", g0, g1, n)
+
+
 def pct(x: float, ref: float) -> float:
     """``100 * x / ref`` (NaN when ``ref`` is 0)."""
     return 100.0 * x / ref if ref else float("nan")

@@ -10,26 +10,26 @@ ISR-context ready switched to 2 (16 bytes); on disk while spilling (:mod:`.parts
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
-from .metrics import Series, _isr_exit_rows, drop_gap_instances
+from .metrics import GapDrops, Series, TableParts, _isr_exit_rows
 from .parts import Parts
 
 K = EventKind
 
 
-def _lookup(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
-    """``pairs[1]`` where ``pairs[0] == keys`` (unique keys), ``default`` where absent."""
+def _lookup_sorted(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
+    """``pairs[1]`` where ``pairs[0] == keys`` (unique keys, ``pairs`` sorted by them),
+    ``default`` where absent."""
     keys = np.asarray(keys, dtype=np.int64)
     if not pairs.shape[1]:
         return np.full(keys.size, default, np.int64)
-    order = np.argsort(pairs[0], kind="stable")
-    k, v = pairs[0][order], pairs[1][order]
+    k, v = pairs[0], pairs[1]
     i = np.minimum(np.searchsorted(k, keys), k.size - 1)
     return np.where(k[i] == keys, v[i], default)
 
@@ -139,59 +139,74 @@ class IsrStream:
             left[sel[ok]] = False
         self.unswitched = wait[:, left]
 
-    def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int,
-               add: Callable[[list[Series]], None]) -> dict[str, Any]:
-        """``_isr_series``' series, handed to ``add`` one at a time in their order (each is made
-        from the columns it needs, read back for it), and its scalars."""
-        irq = self.entries.concat(rows=[_IRQ])[0]
-        if not irq.size:
+    def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int, parts: TableParts) -> dict[str, Any]:
+        """``_isr_series``' series, handed to ``parts`` one at a time in their order, each made
+        batch by batch from the columns it needs (:meth:`_batches`: never whole in memory while
+        spilling), and its scalars."""
+        n_entries = len(self.entries)
+        if not n_entries:
             self.entries.clear()
             return {}
         ready_sw = self.ready_sw.concat()
         self.ready_sw.clear()
+        order = np.argsort(ready_sw[0], kind="stable")
+        ready_sw = ready_sw[:, order]
+        del order
         names = {i.number: i.name for i in last.isrs}
         scalars: dict[str, tuple[float, str]] = {}
-        irqs = np.unique(irq).tolist()
+        irqs = sorted(set().union(*(np.unique(b[0]).tolist() for b in self._batches([_IRQ], None))))
         for n in irqs:
-            sel = None if len(irqs) == 1 else irq == n  # one interrupt: no selection, no copies
-
-            def cols(which: list[int], sel: np.ndarray | None = sel) -> np.ndarray:
-                got = self.entries.concat(rows=which)
-                return got if sel is None else got[:, sel]
-
             m = f"isr.{names.get(n, f'irq{n}')}"
-            dep, ts, x_row, x_ts, core = cols([_DEPTH, _TS, _XROW, _XTS, _CORE])
+            one = None if len(irqs) == 1 else n
+            seen = [0, 0]  # entries, nested ones
+            parts.add_batches(self._durations(m, one, gaps, drop_log, seen))
             if span > 0:
                 scale, unit = (1e9, "per_s") if last.meta.tick_hz else (1.0, "per_tick")
-                scalars[f"{m}.rate"] = (ts.size * scale / span, unit)
-            scalars[f"{m}.nested"] = (float(np.count_nonzero(dep > 1)), "count")
-            ok = x_row >= 0
-            drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(~ok)))
-            st, en, ec = (ts, x_ts, core) if ok.all() else (ts[ok], x_ts[ok], core[ok])
-            del dep, ts, x_row, x_ts, core
-            keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
-            add([Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
-                        core=ec[keep])])
-            del st, en, ec, keep
-            add(self._isr_to_task(m, cols, gaps, drop_log, ready_sw))
+                scalars[f"{m}.rate"] = (seen[0] * scale / span, unit)
+            scalars[f"{m}.nested"] = (float(seen[1]), "count")
+            if self.readies and self.any_switch_in:
+                parts.add_batches(self._isr_to_task(m, one, gaps, drop_log, ready_sw))
         self.entries.clear()
         return scalars
 
-    def _isr_to_task(self, m: str, cols: Callable[[list[int]], np.ndarray], gaps: Any, drop_log: Any,
-                     ready_sw: np.ndarray) -> list[Series]:
+    def _batches(self, which: list[int], irq: int | None) -> Iterator[np.ndarray]:
+        """Rows ``which`` of the entries (of interrupt ``irq`` only, unless None), a batch of
+        columns at a time (:meth:`.parts.Parts.batches`)."""
+        for got in self.entries.batches(which + ([] if irq is None else [_IRQ])):
+            yield got if irq is None else got[:-1, got[-1] == irq]
+
+    def _durations(self, m: str, irq: int | None, gaps: Any, drop_log: Any,
+                   seen: list[int]) -> Iterator[Series]:
+        """``.duration``: each entry to its exit; counts the entries and nested ones in ``seen``."""
+        no_end, drops = 0, GapDrops(f"{m}.duration", gaps)
+        for dep, ts, x_row, x_ts, core in self._batches([_DEPTH, _TS, _XROW, _XTS, _CORE], irq):
+            seen[0] += ts.size
+            seen[1] += int(np.count_nonzero(dep > 1))
+            ok = x_row >= 0
+            no_end += int(np.count_nonzero(~ok))
+            st, en, ec = (ts, x_ts, core) if ok.all() else (ts[ok], x_ts[ok], core[ok])
+            keep = drops.keep(st, en)
+            yield Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
+                         core=ec[keep])
+        drop_log.add(f"{m}.duration", "no_end_event", count=no_end)
+        drops.log(drop_log)
+
+    def _isr_to_task(self, m: str, irq: int | None, gaps: Any, drop_log: Any,
+                     ready_sw: np.ndarray) -> Iterator[Series]:
         """``.to_task`` of the entries with an exit: their first ISR-context ready (before the
-        exit, on the entry's core) to that task's next switch-in."""
-        if not self.readies or not self.any_switch_in:
-            return []
-        et, ec, x, r, rc = cols([_TS, _CORE, _XROW, _READY, _RCORE])
-        has = (x >= 0) & (r >= 0) & (r < x) & (rc == ec)
-        if not has.any():
-            return []
-        et, ec, r = et[has], ec[has], r[has]
-        end = _lookup(r, ready_sw)
-        ok = end >= 0
-        drop_log.add(f"{m}.to_task", "no_end_event", count=int(np.count_nonzero(~ok)))
-        st, en = et[ok], end[ok]
-        keep = drop_gap_instances(f"{m}.to_task", st, en, gaps, drop_log)
-        return [Series(f"{m}.to_task", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
-                       core=ec[ok][keep])]
+        exit, on the entry's core) to that task's next switch-in (``ready_sw``: sorted by row)."""
+        no_end, drops = 0, GapDrops(f"{m}.to_task", gaps)
+        for et, ec, x, r, rc in self._batches([_TS, _CORE, _XROW, _READY, _RCORE], irq):
+            has = (x >= 0) & (r >= 0) & (r < x) & (rc == ec)
+            if not has.any():
+                continue
+            et, ec, r = et[has], ec[has], r[has]
+            end = _lookup_sorted(r, ready_sw)
+            ok = end >= 0
+            no_end += int(np.count_nonzero(~ok))
+            st, en = et[ok], end[ok]
+            keep = drops.keep(st, en)
+            yield Series(f"{m}.to_task", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
+                         core=ec[ok][keep])
+        drop_log.add(f"{m}.to_task", "no_end_event", count=no_end)
+        drops.log(drop_log)

@@ -13,22 +13,22 @@ spilling (:mod:`.parts`; an exit in a later chunk is patched in).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from trace_parsers.model import CtxType, EventKind
 
-from .isr import _lookup
+from .isr import _lookup_sorted
 from .metrics import (
     DropLog,
+    GapDrops,
     Result,
     Series,
     SiteEvents,
     TableParts,
     _first_exit_at_depth,
-    drop_gap_instances,
     site_by_name,
     site_interval,
 )
@@ -125,32 +125,49 @@ class IsrLatencyStream:
 
     def _durations(self, parts: TableParts, se: SiteEvents, irq: int | None, drop_log: DropLog) -> None:
         """``.duration`` of the test IRQ's entries, and the switch-in each exit into the
-        scheduler caused."""
-        cols = self.parts.concat(rows=[1, 2, 3, 4, 5])  # ts, irq, exit row, exit ts, exit is to-sched
+        scheduler caused: each series made batch by batch from the entries (never whole in
+        memory while spilling: :meth:`.parts.Parts.batches`)."""
+        if irq is not None and self.exits:
+            parts.add_batches(self._duration_batches(se, irq, drop_log))
+            row, _, hit = self.sched.table()
+            caused = np.stack([row, hit])
+            del row, hit
+            caused = caused[:, np.argsort(caused[0], kind="stable")]
+            parts.add_batches(self._switch_in_batches(se, irq, drop_log, caused))
         self.parts.clear()  # finished: the parts go (memory of long recordings)
-        sel = cols[1] == irq if irq is not None else np.zeros(cols.shape[1], bool)
-        mine = cols if sel.all() else cols[:, sel]  # (no copy when every entry is the test IRQ's)
-        del cols, sel
-        if not mine.shape[1] or not self.exits:
-            return
-        found = mine[2] >= 0
-        for t in mine[0][~found].tolist():
-            drop_log.add(M.DURATION, "no_end_event", int(t), -1)
-        if not found.all():  # (no copies when every entry has its exit)
-            mine = mine[:, found]
-        st, xr, en, sched = mine[0], mine[2], mine[3], mine[4] == 1
-        keep = drop_gap_instances(M.DURATION, st, en, se.gaps, drop_log)
-        parts.add([Series(M.DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64))])
-        del keep, en
-        if not sched.any():
-            return
-        s0, xr = st[sched], xr[sched]
-        del mine, st, sched
-        row, _, hit = self.sched.table()
-        sw = _lookup(xr, np.stack([row, hit]), default=NONE)
-        del row, hit, xr
-        ok = sw != NONE
-        drop_log.add(M.SWITCH_IN, "no_end_event", count=int(np.count_nonzero(~ok)))
-        s0, s1 = s0[ok], sw[ok]
-        keep = drop_gap_instances(M.SWITCH_IN, s0, s1, se.gaps, drop_log)
-        parts.add([Series(M.SWITCH_IN, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64))])
+
+    def _mine(self, irq: int, drop_log: DropLog | None = None) -> Iterator[np.ndarray]:
+        """ts, exit row, exit ts, exit is to-sched (rows) of the test IRQ's entries with an exit,
+        a batch at a time; with ``drop_log``, the entries without one are logged there
+        (``no_end_event``, in entry order)."""
+        for cols in self.parts.batches(rows=[1, 2, 3, 4, 5]):  # ts, irq, exit row, exit ts, to-sched
+            mine = cols if (cols[1] == irq).all() else cols[:, cols[1] == irq]
+            found = mine[2] >= 0
+            if drop_log is not None:
+                for t in mine[0][~found].tolist():
+                    drop_log.add(M.DURATION, "no_end_event", int(t), -1)
+            yield mine[[0, 2, 3, 4]] if found.all() else mine[[0, 2, 3, 4]][:, found]
+
+    def _duration_batches(self, se: SiteEvents, irq: int, drop_log: DropLog) -> Iterator[Series]:
+        drops = GapDrops(M.DURATION, se.gaps)
+        for st, _xr, en, _sched in self._mine(irq, drop_log):
+            keep = drops.keep(st, en)
+            yield Series(M.DURATION, "ns", st[keep], en[keep], (en - st)[keep].astype(np.float64))
+        drops.log(drop_log)
+
+    def _switch_in_batches(self, se: SiteEvents, irq: int, drop_log: DropLog,
+                           caused: np.ndarray) -> Iterator[Series]:
+        no_end, drops = 0, GapDrops(M.SWITCH_IN, se.gaps)
+        for st, xr, _en, sched in self._mine(irq):
+            sched = sched == 1
+            if not sched.any():
+                continue
+            s0 = st[sched]
+            sw = _lookup_sorted(xr[sched], caused, default=NONE)
+            ok = sw != NONE
+            no_end += int(np.count_nonzero(~ok))
+            s0, s1 = s0[ok], sw[ok]
+            keep = drops.keep(s0, s1)
+            yield Series(M.SWITCH_IN, "ns", s0[keep], s1[keep], (s1 - s0)[keep].astype(np.float64))
+        drop_log.add(M.SWITCH_IN, "no_end_event", count=no_end)
+        drops.log(drop_log)

@@ -172,7 +172,7 @@ class KernelStream:
             if st is not None:
                 parts.add([_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)])
         parts.add(load or [])
-        scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts.add)
+        scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts)
         parts.add(self._switch_time(gaps, drop_log))
         scalars.update(self._switch_counts(last))
         scalars.update(tracex_scalars(last))

@@ -42,7 +42,7 @@ from analyzers.metrics.kernel import (
     tracex_scalars,
 )
 from analyzers.metrics.sched import _BOOKKEEPING
-from analyzers.metrics.stats import DropLog, drop_gap_instances, overflow_gaps
+from analyzers.metrics.stats import DropLog, GapDrops, drop_gap_instances, overflow_gaps
 from analyzers.sites import (
     TRACEX_USER_BASE,
     SiteEvents,
@@ -73,7 +73,8 @@ __all__ = [
     "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
     "_first_exit_at_depth",
     "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_isr_exit_rows", "_without_gaps", "kernel_metrics",
-    "tracex_scalars", "_BOOKKEEPING", "DropLog", "drop_gap_instances", "overflow_gaps", "TRACEX_USER_BASE",
+    "tracex_scalars", "_BOOKKEEPING", "DropLog", "GapDrops", "drop_gap_instances", "overflow_gaps",
+    "TRACEX_USER_BASE",
     "SiteEvents", "instance_series",
     "_norm", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
 ]

@@ -173,3 +173,42 @@ def test_a_lost_patch_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(sparts.Parts, "patch", lambda self, *a, **k: None)
     with pytest.raises(AssertionError):
         assert_same_on_disk(trace, 3, tmp_path)
+
+
+@pytest.mark.parametrize("width,pick", [(None, None), (4, None), (4, [3, 1])])
+def test_column_ranges(tmp_path: Path, width: int | None, pick: list[int] | None) -> None:
+    """``concat(cols=(lo, hi))`` is ``concat()[..., lo:hi]``, patches included, for ranges inside
+    one block, across block borders, empty and past the end."""
+    rng = np.random.default_rng(11)
+    mem = Parts(width=width)
+    arrays = _fill(mem, rng, width)
+    with spill.spilling(tmp_path):
+        disk = Parts(width=width)
+    for a in arrays:
+        disk.append(a)
+    for p in (mem, disk):
+        p.patch(np.array([2, 4, 21]), 77, row=None if width is None else 3)
+    for p in (mem, disk):
+        whole = p.concat(rows=pick)
+        for lo, hi in [(0, 26), (0, 3), (2, 5), (3, 4), (4, 21), (20, 26), (7, 7), (25, 99), (30, 40)]:
+            assert np.array_equal(p.concat(rows=pick, cols=(lo, hi)), whole[..., lo:hi]), (lo, hi)
+
+
+@pytest.mark.parametrize("folder,name", RECORDINGS)
+def test_series_made_in_small_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str | None,
+                                      name: str) -> None:
+    """The ISR series (``kernel``'s and ``isr_latency``'s) are made batch by batch from the
+    entries on disk: with batches of 7 entries (borders everywhere) the result is still the
+    in-memory one."""
+    monkeypatch.setattr(sparts, "BATCH", 7)
+    assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
+
+
+def test_batches_numbered_from_zero_each_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's instances numbered from 0 again (not on from the batches before it) fails."""
+    monkeypatch.setattr(sparts, "BATCH", 7)
+    real = spill._series_tables
+    monkeypatch.setattr(spill, "_series_tables", lambda *a, first=0, **k: real(*a, **k))
+    folder, name = RECORDINGS[0]
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
