@@ -35,8 +35,8 @@ import numpy as np
 
 #: rows buffered before a spill file gets a row group (many series are a few rows long)
 FLUSH_ROWS = 1 << 16
-#: rows per batch read back
-BATCH_ROWS = 1 << 20
+#: rows per batch read back (``campaign.instances.ROW_GROUP``: the file's row groups follow them)
+BATCH_ROWS = 1 << 18
 
 _SPILL: contextvars.ContextVar[Spill | None] = contextvars.ContextVar("crosstrace_spill", default=None)
 
