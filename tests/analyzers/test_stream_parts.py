@@ -32,15 +32,20 @@ def _fill(p: Parts, rng: np.random.Generator, width: int | None) -> list[np.ndar
     return got
 
 
-@pytest.mark.parametrize("width", [None, 1, 4])
-def test_on_disk_reads_back_as_in_memory(tmp_path: Path, width: int | None) -> None:
-    rng = np.random.default_rng(7)
+def _pair(tmp_path: Path, seed: int, width: int | None) -> tuple[Parts, Parts, list[np.ndarray]]:
+    """The same arrays appended to a Parts in memory and to one on disk."""
     mem = Parts(width=width)
-    arrays = _fill(mem, rng, width)
+    arrays = _fill(mem, np.random.default_rng(seed), width)
     with spill.spilling(tmp_path):
         disk = Parts(width=width)
     for a in arrays:
         disk.append(a)
+    return mem, disk, arrays
+
+
+@pytest.mark.parametrize("width", [None, 1, 4])
+def test_on_disk_reads_back_as_in_memory(tmp_path: Path, width: int | None) -> None:
+    mem, disk, arrays = _pair(tmp_path, 7, width)
     for p in (mem, disk):
         p.patch(np.array([0, 20]), -7, row=None if width is None else width - 1)
         p.patch(np.array([1]), 99, row=None if width is None else 0)
@@ -179,13 +184,7 @@ def test_a_lost_patch_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_column_ranges(tmp_path: Path, width: int | None, pick: list[int] | None) -> None:
     """``concat(cols=(lo, hi))`` is ``concat()[..., lo:hi]``, patches included, for ranges inside
     one block, across block borders, empty and past the end."""
-    rng = np.random.default_rng(11)
-    mem = Parts(width=width)
-    arrays = _fill(mem, rng, width)
-    with spill.spilling(tmp_path):
-        disk = Parts(width=width)
-    for a in arrays:
-        disk.append(a)
+    mem, disk, _ = _pair(tmp_path, 11, width)
     for p in (mem, disk):
         p.patch(np.array([2, 4, 21]), 77, row=None if width is None else 3)
     for p in (mem, disk):
