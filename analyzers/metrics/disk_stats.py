@@ -94,8 +94,9 @@ def _summarize(v: Values, block: int) -> Stats:
     n = v.n
     if n == 0:
         return EMPTY_STATS
-    lo = min(float(b.min()) for b in v.blocks(block))
-    hi = max(float(b.max()) for b in v.blocks(block))
+    lo, hi = math.inf, -math.inf
+    for b in v.blocks(block):  # one pass for both
+        lo, hi = min(lo, float(b.min())), max(hi, float(b.max()))
     total = pairwise_sum(v, block)
     mean = total / n  # np.mean: the sum divided by the count
     std = math.sqrt(pairwise_sum(v, block, minus=mean) / n)  # np.std: of the squared deviations
@@ -120,7 +121,7 @@ def pairwise_sum(v: Values, block: int = BLOCK, minus: float | None = None) -> f
             return leaf(lo, n)
         n2 = n // 2
         n2 -= n2 % 8
-        return float(np.float64(walk(lo, n2)) + np.float64(walk(lo + n2, n - n2)))
+        return walk(lo, n2) + walk(lo + n2, n - n2)  # float64 addition, as NumPy's
 
     return walk(0, v.n) if v.n else 0.0
 
