@@ -37,9 +37,9 @@ Times are in the trace's clock (``ticks`` when the recording states no tick rate
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -164,30 +164,80 @@ def _task_series(
     return [_without_gaps(x, gaps, drop_log) for x in out]
 
 
+class Instances(NamedTuple):
+    """One task's instances that ran, in order: start (ready, or first switch-in), end (done),
+    first switch-in, its core, running time (float64), preemptions, started by a ready (bool)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    first: np.ndarray
+    core: np.ndarray
+    execution: np.ndarray
+    preemptions: np.ndarray
+    from_ready: np.ndarray
+
+
+def _exec_time(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.start, i.end, i.execution.astype(np.float64), i.core
+
+
+def _response_time(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.start, i.end, (i.end - i.start).astype(np.float64), i.core
+
+
+def _wait_time(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.start, i.end, ((i.end - i.start) - i.execution).astype(np.float64), i.core
+
+
+def _preemptions(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.start, i.end, i.preemptions.astype(np.float64), i.core
+
+
+def _ready_latency(i: Instances) -> tuple[np.ndarray, ...]:
+    r = i.from_ready
+    return i.start[r], i.first[r], (i.first - i.start)[r].astype(float), i.core[r]
+
+
+def _period_ready(i: Instances) -> tuple[np.ndarray, ...]:
+    both = i.from_ready[1:] & i.from_ready[:-1]
+    s0, s1 = i.start[:-1][both], i.start[1:][both]
+    return s0, s1, (s1 - s0).astype(float), i.core[1:][both]
+
+
+def _period_start(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.first[:-1], i.first[1:], np.diff(i.first).astype(float), i.core[1:]
+
+
+def _separation(i: Instances) -> tuple[np.ndarray, ...]:
+    return i.end[:-1], i.start[1:], (i.start[1:] - i.end[:-1]).astype(float), i.core[1:]
+
+
+#: a task's per-instance series: name suffix, unit, (start, end, value, core) of the instances
+INSTANCE_SERIES: tuple[tuple[str, str, Callable[[Instances], tuple[np.ndarray, ...]]], ...] = (
+    ("exec_time", "ns", _exec_time),
+    ("response_time", "ns", _response_time),
+    ("wait_time", "ns", _wait_time),
+    ("preemptions", "count", _preemptions),
+    ("ready_latency", "ns", _ready_latency),
+)
+#: the series of consecutive instances (made when a task has two instances or more): the same shape
+PAIR_SERIES: tuple[tuple[str, str, Callable[[Instances], tuple[np.ndarray, ...]]], ...] = (
+    ("period.ready", "ns", _period_ready),
+    ("period.start", "ns", _period_start),
+    ("separation", "ns", _separation),
+)
+
+
 def instance_series(m: str, start: np.ndarray, end: np.ndarray, first: np.ndarray, core: np.ndarray,
                     execution: np.ndarray, preemptions: np.ndarray, from_ready: np.ndarray) -> list[Series]:
     """One task's instance series from its instances (ready or first start → done), the first
     switch-in of each, its core, its running time and its number of preemptions."""
-    r = from_ready
-    resp = end - start
-    out = [
-        Series(f"{m}.exec_time", "ns", start, end, execution.astype(np.float64), core=core),
-        Series(f"{m}.response_time", "ns", start, end, resp.astype(np.float64), core=core),
-        Series(f"{m}.wait_time", "ns", start, end, (resp - execution).astype(np.float64), core=core),
-        Series(f"{m}.preemptions", "count", start, end, preemptions.astype(np.float64), core=core),
-        Series(f"{m}.ready_latency", "ns", start[r], first[r], (first - start)[r].astype(float),
-               core=core[r]),
-    ]
-    if start.size > 1:
-        both = r[1:] & r[:-1]
-        s0, s1 = start[:-1][both], start[1:][both]
-        out += [
-            Series(f"{m}.period.ready", "ns", s0, s1, (s1 - s0).astype(float), core=core[1:][both]),
-            Series(f"{m}.period.start", "ns", first[:-1], first[1:], np.diff(first).astype(float),
-                   core=core[1:]),
-            Series(f"{m}.separation", "ns", end[:-1], start[1:], (start[1:] - end[:-1]).astype(float),
-                   core=core[1:]),
-        ]
+    i = Instances(start, end, first, core, execution, preemptions, from_ready)
+    kinds = INSTANCE_SERIES + (PAIR_SERIES if start.size > 1 else ())
+    out = []
+    for name, unit, make in kinds:
+        s, e, v, c = make(i)
+        out.append(Series(f"{m}.{name}", unit, s, e, v, core=c))
     return out
 
 

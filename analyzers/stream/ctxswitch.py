@@ -12,7 +12,7 @@ spilling (:mod:`.parts`); a row answered in a later chunk is patched in when rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,15 +23,15 @@ from .metrics import (
     TRACEX_USER_BASE,
     ContextSwitchSummary,
     DropLog,
+    GapDrops,
     Result,
     Series,
     SiteEvents,
+    TableParts,
     drop_gap_instances,
-    make_table,
     pair_next,
     site_by_name,
     site_interval,
-    summary_fields,
 )
 from .metrics import cs_metrics as M
 from .parts import Parts
@@ -116,42 +116,70 @@ class ContextSwitchStream:
 
     def finish(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator, se: SiteEvents,
                n_tasks: int | None) -> Result:
-        """``context_switch_times``' result, step for step."""
+        """``context_switch_times``' result, step for step (the series from switch-ins made
+        batch by batch: never whole in memory while spilling)."""
         drop_log = DropLog()
-        series: list[Series] = []
+        parts = TableParts("trace")
         s, _ = site_interval(M.YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
-        series.append(s)
+        parts.add([s])
+        del s
         yld = se.times("ctx.yield")
         if self.sched.switch_ins:
-            go = bool(yld.size)
-            if go:
-                e = self.next_sw.column()[occ.selection(last, sites, "ctx.yield")["ctx.yield"]]
-                nxt = np.append(yld[1:], np.iinfo(np.int64).max)
-                ia = np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
-                unmatched, start, end = int(yld.size - ia.size), yld[ia], e[ia]
+            if yld.size:
+                parts.add_batches(self._yield_to_switch_in(last, sites, occ, yld, se.gaps, drop_log))
         else:
             b = self._next_context(occ, sites)
-            go = bool(b.size and yld.size)
-            if go:
+            if b.size and yld.size:
                 ia, jb, unmatched = pair_next(yld, b)
                 start, end = yld[ia], b[jb]
-        if go:
-            drop_log.add(M.YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
-            keep = drop_gap_instances(M.YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
-            dur = (end[keep] - start[keep]).astype(np.float64)
-            series.append(Series(M.YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep], dur, "ctx.yield",
-                                 ia[keep]))
+                drop_log.add(M.YIELD_TO_SWITCH_IN, "no_end_event", count=unmatched)
+                keep = drop_gap_instances(M.YIELD_TO_SWITCH_IN, start, end, se.gaps, drop_log)
+                dur = (end[keep] - start[keep]).astype(np.float64)
+                parts.add([Series(M.YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep], dur, "ctx.yield",
+                                  ia[keep])])
         if self.sched.to_sched and self.sched.switch_ins:
-            series.append(self._preemptions(se.gaps, drop_log))
-        series = [s for s in series if len(s)]
-        summary = ContextSwitchSummary(source="trace", n_tasks=n_tasks, **summary_fields(series, drop_log))
-        return Result(make_table(series, "trace"), summary)
+            parts.add_batches(self._preemptions(se.gaps, drop_log))
+        summary = ContextSwitchSummary(source="trace", n_tasks=n_tasks, **parts.summary_fields(drop_log))
+        return Result(parts.table(), summary)
 
-    def _preemptions(self, gaps: Any, drop_log: DropLog) -> Series:
-        _, t, hit = self.sched.table()
-        ok = hit != NONE
-        drop_log.add(M.PREEMPT, "no_end_event", count=int(np.count_nonzero(~ok)))
-        start, end = t[ok], hit[ok]
-        keep = drop_gap_instances(M.PREEMPT, start, end, gaps, drop_log)
-        start, end = start[keep], end[keep]
-        return Series(M.PREEMPT, "ns", start, end, (end - start).astype(np.float64))
+    def _yield_to_switch_in(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator, yld: np.ndarray,
+                            gaps: Any, drop_log: DropLog) -> Iterator[Series]:
+        """Each yield to the first switch-in at or after it, when that comes before the next
+        yield (``pair_next``), a batch of candidate rows at a time."""
+        if not len(occ.key) == len(occ.kind) == len(self.next_sw.parts):
+            raise RuntimeError("the candidate rows of the sites and of the switch-ins differ in number")
+        drops, seen, matched = GapDrops(M.YIELD_TO_SWITCH_IN, gaps), 0, 0
+        for key, kind, e in zip(occ.key.batches(), occ.kind.batches(), self.next_sw.parts.batches()):
+            e = e[occ.select(key, kind, last, sites, "ctx.yield")["ctx.yield"]]
+            ia = _before_next(e, yld, seen)
+            start, end = yld[ia + seen], e[ia]
+            keep = drops.keep(start, end)
+            yield Series(M.YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep],
+                         (end[keep] - start[keep]).astype(np.float64), "ctx.yield", (ia + seen)[keep])
+            seen, matched = seen + e.size, matched + ia.size
+        if seen != yld.size:
+            raise RuntimeError(f"{seen} ctx.yield candidate rows, {yld.size} ctx.yield occurrences")
+        drop_log.add(M.YIELD_TO_SWITCH_IN, "no_end_event", count=seen - matched)
+        drops.log(drop_log)
+
+    def _preemptions(self, gaps: Any, drop_log: DropLog) -> Iterator[Series]:
+        """Each ``ISR_TO_SCHED`` to the switch-in it caused, a batch at a time (row order)."""
+        no_end, drops = 0, GapDrops(M.PREEMPT, gaps)
+        for _, t, hit in self.sched.batches():
+            ok = hit != NONE
+            no_end += int(np.count_nonzero(~ok))
+            start, end = t[ok], hit[ok]
+            keep = drops.keep(start, end)
+            start, end = start[keep], end[keep]
+            yield Series(M.PREEMPT, "ns", start, end, (end - start).astype(np.float64))
+        drop_log.add(M.PREEMPT, "no_end_event", count=no_end)
+        drops.log(drop_log)
+
+
+def _before_next(e: np.ndarray, yld: np.ndarray, seen: int) -> np.ndarray:
+    """Of the yields ``yld[seen:seen + e.size]`` (``e``: the first switch-in at or after each),
+    those whose switch-in comes before the next yield (of this batch or the next one)."""
+    nxt = yld[seen + 1: seen + e.size + 1]
+    if nxt.size < e.size:  # the last yield of all
+        nxt = np.concatenate((nxt, [np.iinfo(np.int64).max]))
+    return np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)

@@ -15,7 +15,7 @@ the chunks for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,11 +27,11 @@ from .isr import IsrStream
 from .metrics import (
     _RELEVANT,
     DEFAULT_WINDOWS,
+    GapDrops,
     KernelSummary,
     Result,
     Series,
     TableParts,
-    _without_gaps,
     is_idle_name,
     is_logic,
     make_table,
@@ -56,7 +56,8 @@ class KernelStream:
         self.isr = IsrStream()
         self.sw_count: dict[int, list[int]] = {}  #: core -> [switches, last context or None]
         self.sw_out: dict[int, np.ndarray] = {}  #: core -> switch-out ts waiting for the next switch-in
-        self.sw_time = Parts(width=4)  #: start, end, core, out row (on disk while spilling)
+        self.sw_time = Parts(width=4)  #: start, end, core, out row, sorted (on disk while spilling)
+        self.sw_held = np.zeros((4, 0), np.int64)  #: switch times that a later one may still precede
         self.switched_in: set[int] = set()
         self.t0: int | None = None
         self.t1: int | None = None
@@ -125,12 +126,13 @@ class KernelStream:
             who = np.where(kind[rows] == K.IDLE, -2, ev["ctx_id"][rows].astype(np.int64))
             state = self.sw_count.setdefault(c, [0, None])
             if who.size:
-                prev = state[1]
+                was = state[1]
                 n = int(np.count_nonzero(who[1:] != who[:-1]))
-                n += int(prev is None or prev != int(who[0]))
+                n += int(was is None or was != int(who[0]))
                 state[0] += n
                 state[1] = int(who[-1])
         out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
+        found: list[np.ndarray] = []
         for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):
             on = cores == c
             nxt = np.flatnonzero(on & nxt_mask)
@@ -138,16 +140,28 @@ class KernelStream:
             prev = self.sw_out.get(c, np.zeros((2, 0), np.int64))  # (ts, global row) waiting
             if prev.shape[1] and nxt.size:
                 t = ts[nxt[0]]
-                self.sw_time.append(np.stack([prev[0], np.full(prev.shape[1], t), np.full(prev.shape[1], c),
-                                              prev[1]]))
+                k = prev.shape[1]
+                found.append(np.stack([prev[0], np.full(k, t), np.full(k, c), prev[1]]))
                 prev = prev[:, :0]
             j = np.searchsorted(nxt, o, side="right")
             ok = j < nxt.size
             if ok.any():
-                self.sw_time.append(np.stack([ts[o[ok]], ts[nxt[j[ok]]], np.full(int(ok.sum()), c),
-                                              o[ok] + self.rows]))
+                k = int(ok.sum())
+                found.append(np.stack([ts[o[ok]], ts[nxt[j[ok]]], np.full(k, c), o[ok] + self.rows]))
             wait = np.stack([ts[o[~ok]], o[~ok] + self.rows]).astype(np.int64)
             self.sw_out[c] = np.concatenate((prev, wait), axis=1)
+        self._sorted_switch_times(found)
+
+    def _sorted_switch_times(self, found: list[np.ndarray], last: bool = False) -> None:
+        """Append to :attr:`sw_time` the switch times no later one can precede, in the in-memory
+        order (switch-out time, core, row): those before the earliest switch-out still waiting
+        (later chunks' switch-outs are later still). The rest wait in :attr:`sw_held`."""
+        held = np.concatenate([self.sw_held, *found], axis=1) if found else self.sw_held
+        waiting = [w[0].min() for w in self.sw_out.values() if w.shape[1]]
+        done = np.ones(held.shape[1], bool) if last or not waiting else held[0] < min(waiting)
+        out = held[:, done]
+        self.sw_time.append(out[:, np.lexsort((out[3], out[2], out[0]))])
+        self.sw_held = held[:, ~done]
 
     # -- at the end -------------------------------------------------------------------------------
     def finish(self, last: Trace, gaps: list[tuple[int, int]], load: list[Series] | None = None) -> Result:
@@ -170,10 +184,10 @@ class KernelStream:
         for cid in run:
             st = self.tasks.pop(cid, None)
             if st is not None:
-                parts.add([_without_gaps(s, gaps, drop_log) for s in st.series(label[cid], drop_log)])
+                st.add_series(label[cid], gaps, drop_log, parts)
         parts.add(load or [])
         scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts)
-        parts.add(self._switch_time(gaps, drop_log))
+        parts.add_batches(self._switch_time(gaps, drop_log))
         scalars.update(self._switch_counts(last))
         scalars.update(tracex_scalars(last))
         fields = parts.summary_fields(drop_log)
@@ -191,18 +205,16 @@ class KernelStream:
         out["ctx_switch.count"] = (float(total), "count")
         return out
 
-    def _switch_time(self, gaps: Any, drop_log: Any) -> list[Series]:
-        from .metrics import drop_gap_instances
-
-        if not len(self.sw_time):
-            return []
-        s, e, c, row = self.sw_time.concat()
+    def _switch_time(self, gaps: Any, drop_log: Any) -> Iterator[Series]:
+        """``ctx_switch.switch_time``, a batch at a time from the sorted switch times."""
+        self._sorted_switch_times([], last=True)
+        drops = GapDrops("ctx_switch.switch_time", gaps)
+        for s, e, c in self.sw_time.batches([0, 1, 2]):
+            keep = drops.keep(s, e)
+            yield Series("ctx_switch.switch_time", "ns", s[keep], e[keep], (e - s)[keep].astype(float),
+                         core=c[keep])
+        drops.log(drop_log)
         self.sw_time.clear()
-        order = np.lexsort((row, c, s))
-        s, e, c = s[order], e[order], c[order]
-        keep = drop_gap_instances("ctx_switch.switch_time", s, e, gaps, drop_log)
-        return [Series("ctx_switch.switch_time", "ns", s[keep], e[keep], (e - s)[keep].astype(float),
-                       core=c[keep])]
 
     # -- per-task load windows (second pass) ------------------------------------------------------
     def load_edges(self, window_ns: int | None) -> np.ndarray:

@@ -33,7 +33,10 @@ from analyzers.metrics.cpu_load import _series as busy_series
 from analyzers.metrics.isr_latency import _first_exit_at_depth
 from analyzers.metrics.kernel import (
     DEFAULT_WINDOWS,
+    INSTANCE_SERIES,
+    PAIR_SERIES,
     CoreTimeline,
+    Instances,
     KernelSummary,
     _isr_exit_rows,
     _without_gaps,
@@ -75,6 +78,6 @@ __all__ = [
     "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_isr_exit_rows", "_without_gaps", "kernel_metrics",
     "tracex_scalars", "_BOOKKEEPING", "DropLog", "GapDrops", "drop_gap_instances", "overflow_gaps",
     "TRACEX_USER_BASE",
-    "SiteEvents", "instance_series",
+    "SiteEvents", "instance_series", "INSTANCE_SERIES", "PAIR_SERIES", "Instances",
     "_norm", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
 ]

@@ -6,10 +6,13 @@ either decisive (a switch-in, idle, OVERFLOW, an event of the running task) or a
 ``ISR_TO_SCHED``: a switch-in there is the caused one, anything else means none. Carried per
 core: the one ``ISR_TO_SCHED`` still waiting for that next row. What grows: per ``ISR_TO_SCHED``
 row its global row number, its time and the caused switch-in's time (3 int64, 24 bytes), on disk
-while spilling (:mod:`.parts`).
+while spilling (:mod:`.parts`), in row order: a row is written once no row still waiting (on
+another core) precedes it, so the finishing steps read them back in batches, in order.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -25,7 +28,9 @@ NONE = -(2**62)  #: no caused switch-in
 class CausedSwitchIn:
     def __init__(self) -> None:
         self.pending: dict[int, tuple[int, int]] = {}  #: core -> (global row, ts) waiting
-        self.parts = Parts(width=3)  #: rows: global row, ts, switch-in ts or NONE
+        self.parts = Parts(width=3)  #: rows: global row, ts, switch-in ts or NONE; in row order
+        self.held = np.zeros((3, 0), np.int64)  #: answered rows after a waiting one (row order)
+        self.closed = False
         self.switch_ins = 0
         self.to_sched = 0
 
@@ -37,6 +42,7 @@ class CausedSwitchIn:
         self.to_sched += int(np.count_nonzero(sched))
         task_ctx = (ev["ctx_type"] == CtxType.TASK) & ~np.isin(kind, _BOOKKEEPING)
         interesting = sw | (kind == K.IDLE) | (kind == K.OVERFLOW) | task_ctx | sched
+        found = [self.held]
         for c in np.union1d(np.unique(core[interesting]), list(self.pending)).tolist():
             rows = np.flatnonzero(interesting & (core == c))
             p = self.pending.pop(c, None)
@@ -52,10 +58,31 @@ class CausedSwitchIn:
                 at = at[:-1]
             nxt = at + 1
             hit = np.where(is_sw[nxt], t[nxt], NONE)
-            self.parts.append(np.stack([g[at], t[at], hit]).astype(np.int64))
+            found.append(np.stack([g[at], t[at], hit]).astype(np.int64))
+        self._write(np.concatenate(found, axis=1))
+
+    def _write(self, rows: np.ndarray) -> None:
+        """Append ``rows`` that no waiting row precedes, sorted by row; hold the rest."""
+        wait = min((r for r, _ in self.pending.values()), default=None)
+        done = np.ones(rows.shape[1], bool) if wait is None else rows[0] < wait
+        out = rows[:, done]
+        self.parts.append(out[:, np.argsort(out[0], kind="stable")])
+        self.held = rows[:, ~done]
+
+    def _close(self) -> None:
+        """At the end: the rows still waiting have no caused switch-in."""
+        if not self.closed:
+            left = [np.array([[r], [t], [NONE]], np.int64) for r, t in self.pending.values()]
+            self.pending = {}
+            self._write(np.concatenate([self.held, *left], axis=1))
+            self.closed = True
 
     def table(self) -> np.ndarray:
         """Rows: global row, ts, caused switch-in ts (NONE: none), in row order."""
-        left = [np.array([[r], [t], [NONE]], np.int64) for r, t in self.pending.values()]
-        out = np.concatenate([self.parts.concat(), *left], axis=1)
-        return out[:, np.argsort(out[0], kind="stable")]
+        self._close()
+        return self.parts.concat()
+
+    def batches(self) -> Iterator[np.ndarray]:
+        """:meth:`table` a batch of columns at a time (:meth:`.parts.Parts.batches`)."""
+        self._close()
+        yield from self.parts.batches()

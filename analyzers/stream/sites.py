@@ -3,14 +3,15 @@
 What grows with the recording is only what the result holds: per site occurrence 21 bytes while
 reading (``ts`` int64, ``value`` int64, the marker/source id uint32, the kind uint8; edges of a
 logic capture 13 bytes: ``ts``, channel uint32, direction uint8; on disk while spilling:
-:mod:`.parts`), 16 bytes in the final
-:class:`~analyzers.sites.SiteEvents`; per gap two Python ints. The site table is applied at the
+:mod:`.parts`), 16 bytes in the final :class:`~analyzers.sites.SiteEvents` (gathered from the
+rows a batch at a time); per gap two Python ints. The site table is applied at the
 end, with the final marker and channel tables (a chunk reader may name a marker late).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,10 +85,10 @@ class SiteAccumulator:
     def selection(self, last: Trace, sites: Sequence[Any], only: str | None = None) -> dict[str, np.ndarray]:
         """Per site of a trace (site ``only`` when given), the mask over the candidate rows read so
         far that are its occurrences (``site_events``' rule, with the final marker table)."""
-        return self._select(self.key.concat(), self.kind.concat(), last, sites, only)
+        return self.select(self.key.concat(), self.kind.concat(), last, sites, only)
 
     @staticmethod
-    def _select(key: np.ndarray, kind: np.ndarray, last: Trace, sites: Sequence[Any],
+    def select(key: np.ndarray, kind: np.ndarray, last: Trace, sites: Sequence[Any],
                 only: str | None = None) -> dict[str, np.ndarray]:
         mark, user = kind == EventKind.MARK, kind == EventKind.USER
         by_name = {_norm(m.name): m.id for m in last.markers}
@@ -97,40 +98,58 @@ class SiteAccumulator:
             out[s.name] = (mark & (key == sid)) | (user & (key == TRACEX_USER_BASE + s.id))
         return out
 
-    def _cols(self) -> tuple[np.ndarray, ...]:
-        return self.ts.concat(), self.key.concat(), self.kind.concat(), self.value.concat()
+    def rows_of(self, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """``ts`` and ``kind`` of the rows of ``key`` (a logic capture's channel), read a batch at
+        a time."""
+        got = [(t[k == key], d[k == key]) for t, k, d in zip(self.ts.batches(), self.key.batches(),
+                                                              self.kind.batches())]
+        if not got:
+            return np.zeros(0, np.int64), np.zeros(0, np.uint8)
+        return np.concatenate([g[0] for g in got]), np.concatenate([g[1] for g in got])
 
     def finish(self, last: Trace, sites: Sequence[Any]) -> SiteEvents:
         """The occurrences, as ``site_events`` finds them on the whole trace (``last`` = the last
-        chunk: final side tables and meta)."""
-        ts, key, kind, value = self._cols()
+        chunk: final side tables and meta), gathered a batch of candidate rows at a time: each
+        site's arrays are sized by a first pass, then filled (never the candidate rows whole)."""
         if is_logic(last):
-            return self._logic(last, sites, ts, key, kind)
+            out = SiteEvents("logic", tick_ns=tick_ns(last))
+            chans = {_norm(c.name): c.index for c in last.channels}
+            pick = {}
+            for s in sites:
+                names = (_norm(s.channel_name), _norm(s.name), _norm(s.pin))
+                idx = next((chans[n] for n in names if n in chans), None)
+                if idx is not None:
+                    pick[s.name] = idx
+            self._fill(out, lambda key, kind: {n: key == i for n, i in pick.items()}, list(pick),
+                       lambda kind, value: (kind == EventKind.EDGE_RISE).astype(np.int64))
+            return out
         gaps = list(self.gaps.gaps) if self.gaps is not None else []
         out = SiteEvents("trace", gaps=gaps, tick_ns=tick_ns(last))
-        if not sites or self.gaps is None or self.gaps.first_ts is None or ts.size == 0:
+        if not sites or self.gaps is None or self.gaps.first_ts is None or not len(self.ts):
             return out
-        chosen = self._select(key, kind, last, sites)
-        for s in sites:
-            sel = chosen[s.name]
-            if not np.any(sel):
-                continue
-            out.ts[s.name] = ts[sel]
-            v = value[sel]
-            out.level[s.name] = np.where(v == VALUE_NULL, -1, v).astype(np.int64)
+        self._fill(out, lambda key, kind: self.select(key, kind, last, sites), None,
+                   lambda kind, value: np.where(value == VALUE_NULL, -1, value).astype(np.int64))
         return out
 
-    @staticmethod
-    def _logic(last: Trace, sites: Sequence[Any], ts: np.ndarray, key: np.ndarray,
-               kind: np.ndarray) -> SiteEvents:
-        out = SiteEvents("logic", tick_ns=tick_ns(last))
-        chans = {_norm(c.name): c.index for c in last.channels}
-        for s in sites:
-            names = (_norm(s.channel_name), _norm(s.name), _norm(s.pin))
-            idx = next((chans[n] for n in names if n in chans), None)
-            if idx is None:
-                continue
-            sel = key == idx
-            out.ts[s.name] = ts[sel]
-            out.level[s.name] = (kind[sel] == EventKind.EDGE_RISE).astype(np.int64)
-        return out
+    def _fill(self, out: SiteEvents, choose: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]],
+              names: list[str] | None, level: Callable[[np.ndarray, Any], np.ndarray]) -> None:
+        """``out.ts``/``out.level`` of each site ``choose(key, kind)`` selects: of ``names`` (in
+        that order, empty ones too), or of those with occurrences (None)."""
+        counts: dict[str, int] = {}
+        for key, kind in zip(self.key.batches(), self.kind.batches()):
+            for n, sel in choose(key, kind).items():
+                counts[n] = counts.get(n, 0) + int(np.count_nonzero(sel))
+        names = [n for n, c in counts.items() if c] if names is None else names
+        ts_out = {n: np.empty(counts.get(n, 0), np.int64) for n in names}
+        lv_out = {n: np.empty(counts.get(n, 0), np.int64) for n in names}
+        at = dict.fromkeys(names, 0)
+        values: Any = self.value.batches() if len(self.value) else itertools.repeat(None)
+        for ts, key, kind, value in zip(self.ts.batches(), self.key.batches(), self.kind.batches(), values):
+            for n, sel in choose(key, kind).items():
+                if n in at:
+                    k = int(np.count_nonzero(sel))
+                    ts_out[n][at[n]: at[n] + k] = ts[sel]
+                    lv_out[n][at[n]: at[n] + k] = level(kind[sel], None if value is None else value[sel])
+                    at[n] += k
+        for n in names:
+            out.ts[n], out.level[n] = ts_out[n], lv_out[n]

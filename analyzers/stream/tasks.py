@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .metrics import Series, instance_series
+from .metrics import INSTANCE_SERIES, PAIR_SERIES, GapDrops, Instances, Series, TableParts
 from .parts import Parts
 
 _NONE = -(2**62)
@@ -99,18 +99,40 @@ class TaskState:
             self.after = None if lo >= sw.size else [int(sw[lo]), int(sw_core[lo]), run_at(int(sw[lo])),
                                                       sw.size - lo]
 
-    def columns(self) -> np.ndarray:
-        """The instances so far, ``(7, n)``: the columns of :data:`_COLS`."""
-        return self.parts.concat()
+    def add_series(self, label: str, gaps: Any, drop_log: Any, parts: TableParts) -> None:
+        """``_task_series``' series, OVERFLOW gaps applied, handed to ``parts`` one at a time in
+        their order, each made batch by batch from the instances (:meth:`.parts.Parts.batches`:
+        never whole in memory while spilling); the instances are let go of after."""
+        never = ran = 0
+        for (n,) in self.parts.batches([5]):
+            got = int(np.count_nonzero(n > 0))
+            ran, never = ran + got, never + n.size - got
+        drop_log.add(f"{label}.exec_time", "never_ran", count=never)
+        if ran:
+            for name, unit, make in INSTANCE_SERIES:
+                parts.add_batches(self._pieces(f"{label}.{name}", unit, make, False, gaps, drop_log))
+            for name, unit, make in PAIR_SERIES if ran > 1 else ():
+                parts.add_batches(self._pieces(f"{label}.{name}", unit, make, True, gaps, drop_log))
+        self.parts.clear()
 
-    def series(self, label: str, drop_log: Any) -> list[Series]:
-        """``_task_series``' series (before the OVERFLOW gaps are applied)."""
-        start, end, from_ready, first, core, n, run = self.columns()
-        m = label
-        ran = n > 0
-        drop_log.add(f"{m}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))
-        start, end, r, first, core, n, run = (x[ran] for x in (start, end, from_ready, first, core, n, run))
-        r = r.astype(bool)
-        if not start.size:
-            return []
-        return instance_series(m, start, end, first, core, run.astype(np.float64), n - 1, r)
+    def _pieces(self, metric: str, unit: str, make: Callable[[Instances], tuple[np.ndarray, ...]],
+                pairs: bool, gaps: Any, drop_log: Any) -> Iterator[Series]:
+        """One series, a batch of instances at a time; a series of consecutive instances (``pairs``)
+        gets the previous batch's last instance in front of each batch."""
+        drops, prev = GapDrops(metric, gaps), None
+        for batch in self._ran():
+            if pairs and prev is not None:
+                batch = Instances(*(np.concatenate((a, b)) for a, b in zip(prev, batch)))
+            if batch.start.size:
+                prev = Instances(*(a[-1:] for a in batch))
+            s, e, v, c = make(batch)
+            keep = drops.keep(s, e)
+            yield Series(metric, unit, s[keep], e[keep], v[keep], core=c[keep])
+        drops.log(drop_log)
+
+    def _ran(self) -> Iterator[Instances]:
+        """The instances that ran, a batch at a time."""
+        for start, end, from_ready, first, core, n, run in self.parts.batches():
+            ran = n > 0
+            yield Instances(start[ran], end[ran], first[ran], core[ran], run[ran].astype(np.float64),
+                            n[ran] - 1, from_ready[ran].astype(bool))

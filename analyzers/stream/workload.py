@@ -35,10 +35,9 @@ class WorkloadStream:
         idx = channel_index(last, workload_metrics.UART_CHANNELS)
         if idx is None:
             return empty_events(0)
-        ts, key, kind, _ = occ._cols()
-        sel = key == idx
-        ev = empty_events(int(np.count_nonzero(sel)))
-        ev["ts"], ev["kind"], ev["marker"] = ts[sel], kind[sel], idx
+        ts, kind = occ.rows_of(idx)
+        ev = empty_events(ts.size)
+        ev["ts"], ev["kind"], ev["marker"] = ts, kind, idx
         return ev
 
     def finish(self, stub: Any, sites: Any, options: dict[str, Any]) -> Any:

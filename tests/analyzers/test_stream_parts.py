@@ -211,3 +211,114 @@ def test_batches_numbered_from_zero_each_are_caught(tmp_path: Path, monkeypatch:
     folder, name = RECORDINGS[0]
     with pytest.raises(AssertionError):
         assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
+
+
+@pytest.mark.parametrize("recording", [0, 4])
+def test_instance_pairs_across_batch_borders_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        recording: int) -> None:
+    """The series of consecutive task instances (period, separation) made in batches without the
+    previous batch's last instance in front lose the pairs across borders: the comparison fails."""
+    from analyzers.stream import tasks as stasks
+
+    monkeypatch.setattr(sparts, "BATCH", 7)
+    real = stasks.TaskState._pieces
+    monkeypatch.setattr(stasks.TaskState, "_pieces",
+                        lambda self, metric, unit, make, pairs, *a: real(self, metric, unit, make, False, *a))
+    folder, name = RECORDINGS[recording]
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
+
+
+def _two_core_switches() -> Any:
+    """Core 0 switches out at 1 and in again at 20; core 1 switches out and in meanwhile."""
+    from trace_parsers.model import CtxType, EventKind, Task, Trace, TraceMeta
+
+    K, C = EventKind, CtxType
+    rows = [(0, 0, K.TASK_SWITCH_IN, 1), (1, 0, K.TASK_SWITCH_OUT, 1), (2, 1, K.TASK_SWITCH_IN, 2),
+            (3, 1, K.TASK_SWITCH_OUT, 2), (4, 1, K.TASK_SWITCH_IN, 2), (5, 1, K.TASK_SWITCH_OUT, 2),
+            (6, 1, K.TASK_SWITCH_IN, 2), (7, 1, K.TASK_BLOCK, 2), (20, 0, K.TASK_SWITCH_IN, 1),
+            (21, 0, K.TASK_BLOCK, 1)]
+    ev = empty_events(len(rows))
+    for col, values in zip(("ts", "core", "kind", "ctx_id"), zip(*rows)):
+        ev[col] = values
+    ev["ctx_type"], ev["target_id"], ev["ts_raw"] = C.TASK, ev["ctx_id"], ev["ts"]
+    return Trace(ev, TraceMeta("x", tick_hz=1_000_000_000, cores=2), tasks=[Task(1, "a"), Task(2, "b")])
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_switch_times_of_two_cores_on_disk(tmp_path: Path, size: int) -> None:
+    assert_same_on_disk(_two_core_switches(), size, tmp_path)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_switch_times_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               size: int) -> None:
+    """Switch times go to disk in the in-memory order, held back while an earlier switch-out
+    still waits for its next switch-in (on another core): written as soon as found, the
+    ``ctx_switch.switch_time`` rows come out of order and the comparison fails."""
+    from analyzers.stream import kernel as skernel
+
+    real = skernel.KernelStream._sorted_switch_times
+    monkeypatch.setattr(skernel.KernelStream, "_sorted_switch_times",
+                        lambda self, found, last=False: real(self, found, last=True))
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(_two_core_switches(), size, tmp_path)
+
+
+def _yields_and_two_cores() -> Any:
+    """Eight ``ctx.yield`` marks on core 0, only the last followed by a switch-in before the next
+    yield; then an ``ISR_TO_SCHED`` on core 0 answered after one on core 1 is."""
+    from trace_parsers.model import CtxType, EventKind, Task, Trace, TraceMeta
+
+    K, C = EventKind, CtxType
+    rows = [(0, 0, K.TASK_SWITCH_IN, C.TASK, 1, 0)]
+    rows += [(t, 0, K.MARK, C.TASK, 1, 1) for t in (1, 10, 20, 30, 40, 50, 60, 70)]
+    rows += [(71, 0, K.ISR_TO_SCHED, C.ISR, 7, 0), (72, 1, K.ISR_TO_SCHED, C.ISR, 8, 0),
+             (73, 1, K.TASK_SWITCH_IN, C.TASK, 2, 0), (75, 0, K.TASK_SWITCH_IN, C.TASK, 1, 0),
+             (80, 0, K.TASK_BLOCK, C.TASK, 1, 0)]
+    ev = empty_events(len(rows))
+    for col, values in zip(("ts", "core", "kind", "ctx_type", "ctx_id", "marker"), zip(*rows)):
+        ev[col] = values
+    ev["ts_raw"], ev["target_id"], ev["value"] = ev["ts"], ev["ctx_id"], 1
+    return Trace(ev, TraceMeta("x", tick_hz=1_000_000_000, cores=2), tasks=[Task(1, "a"), Task(2, "b")])
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 100])
+def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    monkeypatch.setattr(sparts, "BATCH", 7)
+    assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
+
+
+def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ctx.yield_to_switch_in`` made in batches of candidate rows: a batch's last yield must be
+    compared with the next batch's first yield (``pair_next``); without, the comparison fails."""
+    from analyzers.stream import ctxswitch
+
+    real = ctxswitch._before_next
+
+    def inside(e: np.ndarray, yld: np.ndarray, seen: int) -> np.ndarray:
+        return real(e, yld[: seen + e.size], seen)
+
+    monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(ctxswitch, "_before_next", inside)
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(_yields_and_two_cores(), 100, tmp_path)
+
+
+@pytest.mark.parametrize("size", [1])
+def test_caused_switch_ins_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    size: int) -> None:
+    """``ISR_TO_SCHED`` rows go to disk in row order, held back while an earlier one (on another
+    core) still waits for its answer: written as soon as answered, the comparison fails."""
+    from analyzers.stream import sched
+
+    real = sched.CausedSwitchIn._write
+
+    def eager(self: Any, rows: np.ndarray) -> None:
+        waiting, self.pending = self.pending, {}
+        real(self, rows)
+        self.pending = waiting
+
+    monkeypatch.setattr(sched.CausedSwitchIn, "_write", eager)
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
