@@ -18,20 +18,9 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind, Trace
 
 from .metrics import GapDrops, Series, TableParts, _isr_exit_rows
-from .parts import Parts
+from .parts import Parts, SortedLookup
 
 K = EventKind
-
-
-def _lookup_sorted(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
-    """``pairs[1]`` where ``pairs[0] == keys`` (unique keys, ``pairs`` sorted by them),
-    ``default`` where absent."""
-    keys = np.asarray(keys, dtype=np.int64)
-    if not pairs.shape[1]:
-        return np.full(keys.size, default, np.int64)
-    k, v = pairs[0], pairs[1]
-    i = np.minimum(np.searchsorted(k, keys), k.size - 1)
-    return np.where(k[i] == keys, v[i], default)
 
 
 #: columns of an ISR entry (``IsrStream.entries``); -1 where not known (yet)
@@ -54,7 +43,8 @@ class IsrStream:
         self.unswitched = np.zeros((2, 0), np.int64)  #: ready row, target: waiting for a switch-in
         # what grows (on disk while spilling: .parts.Parts)
         self.entries = Parts(width=_W)  #: the columns above, 72 bytes per entry
-        self.ready_sw = Parts(width=2)  #: rows: ready row, switch-in ts
+        self.ready_sw = Parts(width=2)  #: rows: ready row, switch-in ts; in ready-row order
+        self.ready_held = np.zeros((2, 0), np.int64)  #: found after a ready still unswitched
         self.readies = 0  #: ISR-context readies
         self.any_switch_in = False
 
@@ -130,14 +120,24 @@ class IsrStream:
         # readies (earlier ones waiting, then this chunk's) to their task's next switch-in
         wait = np.concatenate((self.unswitched, np.stack([rg, target])), axis=1)
         left = np.ones(wait.shape[1], bool)
+        found = [self.ready_held]
         for t in np.unique(wait[1]).tolist():
             own = sw_rows[sw_id == t] + row0
             sel = np.flatnonzero(wait[1] == t)
             j = np.searchsorted(own, wait[0][sel], side="right")
             ok = j < own.size
-            self.ready_sw.append(np.stack([wait[0][sel[ok]], ts[own[j[ok]] - row0]]))
+            found.append(np.stack([wait[0][sel[ok]], ts[own[j[ok]] - row0]]).astype(np.int64))
             left[sel[ok]] = False
         self.unswitched = wait[:, left]
+        self._ready_switch_ins(np.concatenate(found, axis=1))
+
+    def _ready_switch_ins(self, rows: np.ndarray, last: bool = False) -> None:
+        """Append to :attr:`ready_sw`, sorted, the readies no still unswitched one precedes."""
+        done = rows[0] < self.unswitched[0].min() if self.unswitched.size and not last else np.ones(
+            rows.shape[1], bool)
+        out = rows[:, done]
+        self.ready_sw.append(out[:, np.argsort(out[0], kind="stable")])
+        self.ready_held = rows[:, ~done]
 
     def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int, parts: TableParts) -> dict[str, Any]:
         """``_isr_series``' series, handed to ``parts`` one at a time in their order, each made
@@ -147,11 +147,8 @@ class IsrStream:
         if not n_entries:
             self.entries.clear()
             return {}
-        ready_sw = self.ready_sw.concat()
-        self.ready_sw.clear()
-        order = np.argsort(ready_sw[0], kind="stable")
-        ready_sw = ready_sw[:, order]
-        del order
+        self._ready_switch_ins(self.ready_held, last=True)
+        ready_sw = SortedLookup(self.ready_sw)
         names = {i.number: i.name for i in last.isrs}
         scalars: dict[str, tuple[float, str]] = {}
         irqs = sorted(set().union(*(np.unique(b[0]).tolist() for b in self._batches([_IRQ], None))))
@@ -167,6 +164,7 @@ class IsrStream:
             if self.readies and self.any_switch_in:
                 parts.add_batches(self._isr_to_task(m, one, gaps, drop_log, ready_sw))
         self.entries.clear()
+        self.ready_sw.clear()
         return scalars
 
     def _batches(self, which: list[int], irq: int | None) -> Iterator[np.ndarray]:
@@ -192,7 +190,7 @@ class IsrStream:
         drops.log(drop_log)
 
     def _isr_to_task(self, m: str, irq: int | None, gaps: Any, drop_log: Any,
-                     ready_sw: np.ndarray) -> Iterator[Series]:
+                     ready_sw: SortedLookup) -> Iterator[Series]:
         """``.to_task`` of the entries with an exit: their first ISR-context ready (before the
         exit, on the entry's core) to that task's next switch-in (``ready_sw``: sorted by row)."""
         no_end, drops = 0, GapDrops(f"{m}.to_task", gaps)
@@ -201,7 +199,7 @@ class IsrStream:
             if not has.any():
                 continue
             et, ec, r = et[has], ec[has], r[has]
-            end = _lookup_sorted(r, ready_sw)
+            end = ready_sw(r)
             ok = end >= 0
             no_end += int(np.count_nonzero(~ok))
             st, en = et[ok], end[ok]

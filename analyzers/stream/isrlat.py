@@ -20,7 +20,6 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind
 
-from .isr import _lookup_sorted
 from .metrics import (
     DropLog,
     GapDrops,
@@ -33,7 +32,7 @@ from .metrics import (
     site_interval,
 )
 from .metrics import isr_metrics as M
-from .parts import Parts
+from .parts import Parts, SortedLookup
 from .sched import NONE, CausedSwitchIn
 
 K = EventKind
@@ -129,11 +128,7 @@ class IsrLatencyStream:
         memory while spilling: :meth:`.parts.Parts.batches`)."""
         if irq is not None and self.exits:
             parts.add_batches(self._duration_batches(se, irq, drop_log))
-            row, _, hit = self.sched.table()
-            caused = np.stack([row, hit])
-            del row, hit
-            caused = caused[:, np.argsort(caused[0], kind="stable")]
-            parts.add_batches(self._switch_in_batches(se, irq, drop_log, caused))
+            parts.add_batches(self._switch_in_batches(se, irq, drop_log, self.sched.lookup()))
         self.parts.clear()  # finished: the parts go (memory of long recordings)
 
     def _mine(self, irq: int, drop_log: DropLog | None = None) -> Iterator[np.ndarray]:
@@ -156,14 +151,14 @@ class IsrLatencyStream:
         drops.log(drop_log)
 
     def _switch_in_batches(self, se: SiteEvents, irq: int, drop_log: DropLog,
-                           caused: np.ndarray) -> Iterator[Series]:
+                           caused: SortedLookup) -> Iterator[Series]:
         no_end, drops = 0, GapDrops(M.SWITCH_IN, se.gaps)
         for st, xr, _en, sched in self._mine(irq):
             sched = sched == 1
             if not sched.any():
                 continue
             s0 = st[sched]
-            sw = _lookup_sorted(xr[sched], caused, default=NONE)
+            sw = caused(xr[sched], default=NONE)
             ok = sw != NONE
             no_end += int(np.count_nonzero(~ok))
             s0, s1 = s0[ok], sw[ok]

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Parts", "BATCH"]
+__all__ = ["Parts", "BATCH", "SortedLookup", "lookup_sorted"]
 
 #: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: ~72 MB a batch)
 BATCH = 1 << 20
@@ -158,3 +158,36 @@ class Parts:
         self._mem, self._sizes, self._patches, self.n = [], [], [], 0
         if self._path is not None:
             self._path.unlink(missing_ok=True)
+
+
+def lookup_sorted(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
+    """``pairs[1]`` where ``pairs[0] == keys`` (unique keys, ``pairs`` sorted by them),
+    ``default`` where absent."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if not pairs.shape[1]:
+        return np.full(keys.size, default, np.int64)
+    k, v = pairs[0], pairs[1]
+    i = np.minimum(np.searchsorted(k, keys), k.size - 1)
+    return np.where(k[i] == keys, v[i], default)
+
+
+class SortedLookup:
+    """:func:`lookup_sorted` in a ``(width, n)`` :class:`Parts` whose row ``key`` holds unique keys
+    in ascending order: the Parts is read back :data:`BATCH` columns at a time, only the batches
+    the keys asked fall in (in memory: the whole array, one batch)."""
+
+    def __init__(self, parts: Parts, key: int = 0, value: int = 1) -> None:
+        self.parts, self.key, self.value = parts, key, value
+        self.step = BATCH if parts.on_disk else max(len(parts), 1)
+        firsts = [parts.concat(rows=[key], cols=(lo, lo + 1))[0] for lo in range(0, len(parts), self.step)]
+        self.firsts = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+
+    def __call__(self, keys: np.ndarray, default: int = -1) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64)
+        out = np.full(keys.size, default, np.int64)
+        at = np.searchsorted(self.firsts, keys, side="right") - 1  # the batch each key falls in
+        for b in np.unique(at[at >= 0]).tolist():
+            sel = np.flatnonzero(at == b)
+            pairs = self.parts.concat(rows=[self.key, self.value], cols=(b * self.step, (b + 1) * self.step))
+            out[sel] = lookup_sorted(keys[sel], pairs, default)
+        return out

@@ -19,7 +19,7 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind
 
 from .metrics import _BOOKKEEPING
-from .parts import Parts
+from .parts import Parts, SortedLookup
 
 K = EventKind
 NONE = -(2**62)  #: no caused switch-in
@@ -77,12 +77,13 @@ class CausedSwitchIn:
             self._write(np.concatenate([self.held, *left], axis=1))
             self.closed = True
 
-    def table(self) -> np.ndarray:
-        """Rows: global row, ts, caused switch-in ts (NONE: none), in row order."""
+    def lookup(self) -> SortedLookup:
+        """Caused switch-in ts by global row of the ``ISR_TO_SCHED`` (:class:`.parts.SortedLookup`)."""
         self._close()
-        return self.parts.concat()
+        return SortedLookup(self.parts, key=0, value=2)
 
     def batches(self) -> Iterator[np.ndarray]:
-        """:meth:`table` a batch of columns at a time (:meth:`.parts.Parts.batches`)."""
+        """Rows: global row, ts, caused switch-in ts (NONE: none), in row order, a batch of
+        columns at a time (:meth:`.parts.Parts.batches`)."""
         self._close()
         yield from self.parts.batches()

@@ -98,6 +98,10 @@ class SiteAccumulator:
             out[s.name] = (mark & (key == sid)) | (user & (key == TRACEX_USER_BASE + s.id))
         return out
 
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``ts``, ``key`` and ``kind`` of every candidate row, whole."""
+        return self.ts.concat(), self.key.concat(), self.kind.concat()
+
     def rows_of(self, key: int) -> tuple[np.ndarray, np.ndarray]:
         """``ts`` and ``kind`` of the rows of ``key`` (a logic capture's channel), read a batch at
         a time."""

@@ -65,7 +65,7 @@ class UserStream:
         if self.cfg is None:
             return empty_events(0)
         if is_logic(last):
-            ts, key, kind, _ = occ._cols()
+            ts, key, kind = occ.columns()
             ev = empty_events(ts.size)
             ev["ts"], ev["kind"], ev["marker"] = ts, kind, key
             return ev

@@ -391,3 +391,19 @@ def test_run_analyzers_chunked_equals_run_analyzers(name: str) -> None:
         _same_source_result(got, ref)
     if name.endswith(".trx"):
         assert "ticks" in set(ref.units.values())
+
+
+PINS = {"_user_config": {
+    "interval": [{"name": "sampled", "start": "mark:40", "end": "mark:41"}],
+    "pin": [{"channel": "fft.sample", "selector": "mark:40", "edge": "rising"},
+            {"channel": "2", "selector": "mark:41", "edge": "falling"}]}}
+
+
+@pytest.mark.parametrize("size", [1, 7, 1000])
+def test_user_intervals_on_pins_across_borders(size: int) -> None:
+    """A logic capture's user intervals (pins mapped to selectors) read in chunks: every edge of
+    the capture is kept for them, and they come out as in memory."""
+    trace = open_trace(_path(*RECORDINGS[9]), on_corrupt="skip")
+    ref = in_memory(trace, load_sites(), PINS)["user_config"]
+    assert ref.table.num_rows == 256
+    assert_same_analysis(trace, size, PINS)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pytest import MonkeyPatch
 
 from analyzers.metrics import spill
 from analyzers.sites import load_sites
@@ -251,7 +252,7 @@ def test_switch_times_of_two_cores_on_disk(tmp_path: Path, size: int) -> None:
 
 
 @pytest.mark.parametrize("size", [1, 2])
-def test_switch_times_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_switch_times_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch,
                                                                size: int) -> None:
     """Switch times go to disk in the in-memory order, held back while an earlier switch-out
     still waits for its next switch-in (on another core): written as soon as found, the
@@ -284,12 +285,12 @@ def _yields_and_two_cores() -> Any:
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 100])
-def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: MonkeyPatch, size: int) -> None:
     monkeypatch.setattr(sparts, "BATCH", 7)
     assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
 
 
-def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
     """``ctx.yield_to_switch_in`` made in batches of candidate rows: a batch's last yield must be
     compared with the next batch's first yield (``pair_next``); without, the comparison fails."""
     from analyzers.stream import ctxswitch
@@ -306,7 +307,7 @@ def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkey
 
 
 @pytest.mark.parametrize("size", [1])
-def test_caused_switch_ins_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_caused_switch_ins_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch,
                                                                     size: int) -> None:
     """``ISR_TO_SCHED`` rows go to disk in row order, held back while an earlier one (on another
     core) still waits for its answer: written as soon as answered, the comparison fails."""
@@ -322,3 +323,59 @@ def test_caused_switch_ins_written_before_an_earlier_one_are_caught(tmp_path: Pa
     monkeypatch.setattr(sched.CausedSwitchIn, "_write", eager)
     with pytest.raises(AssertionError):
         assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7, 1 << 20])
+def test_sorted_lookup_equals_a_search_of_the_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    batch: int) -> None:
+    """``SortedLookup`` reads back only the batches asked and answers as ``lookup_sorted`` on the
+    whole array: present keys, absent ones between, before and after every batch."""
+    monkeypatch.setattr(sparts, "BATCH", batch)
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(0, 200, 60)) * 2
+    mem = Parts(width=2)
+    with spill.spilling(tmp_path):
+        disk = Parts(width=2)
+    for p in (mem, disk):
+        for lo in range(0, keys.size, 5):
+            p.append(np.stack([keys[lo:lo + 5], keys[lo:lo + 5] * 10]))
+    ask = np.concatenate((rng.permutation(np.arange(-3, 405)), keys[::-1]))
+    want = sparts.lookup_sorted(ask, mem.concat(), default=-7)
+    for p in (mem, disk):
+        assert np.array_equal(sparts.SortedLookup(p)(ask, default=-7), want)
+    assert np.count_nonzero(want != -7) == keys.size * 2
+
+
+def _readies_out_of_order() -> Any:
+    """An ISR readies task 2, then task 3; task 3 is switched in first (same chunk), task 2 later."""
+    from trace_parsers.model import CtxType, EventKind, Isr, Task, Trace, TraceMeta
+
+    K, C = EventKind, CtxType
+    rows = [(0, K.TASK_SWITCH_IN, C.TASK, 1, -1), (1, K.ISR_ENTER, C.ISR, 5, -1),
+            (2, K.TASK_READY, C.ISR, 5, 2), (3, K.TASK_READY, C.ISR, 5, 3), (4, K.ISR_EXIT, C.ISR, 5, -1),
+            (5, K.TASK_SWITCH_IN, C.TASK, 3, -1), (6, K.TASK_BLOCK, C.TASK, 3, 3),
+            (9, K.TASK_SWITCH_IN, C.TASK, 2, -1), (10, K.TASK_BLOCK, C.TASK, 2, 2)]
+    ev = empty_events(len(rows))
+    for col, values in zip(("ts", "kind", "ctx_type", "ctx_id", "target_id"), zip(*rows)):
+        ev[col] = values
+    ev["ts_raw"] = ev["ts"]
+    return Trace(ev, TraceMeta("x", tick_hz=1_000_000_000), tasks=[Task(1, "a"), Task(2, "b"), Task(3, "c")],
+                 isrs=[Isr(5, "irq")])
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 6, 100])
+def test_readies_switched_in_out_of_order_on_disk(tmp_path: Path, size: int) -> None:
+    assert_same_on_disk(_readies_out_of_order(), size, tmp_path)
+
+
+def test_readies_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
+    """Ready-to-switch-in pairs go to disk in ready order, held back while an earlier ready still
+    waits for its task's switch-in: written as soon as found, ``isr.<name>.to_task`` loses its
+    instance and the comparison fails."""
+    from analyzers.stream import isr as sisr
+
+    real = sisr.IsrStream._ready_switch_ins
+    monkeypatch.setattr(sisr.IsrStream, "_ready_switch_ins",
+                        lambda self, rows, last=False: real(self, rows, True))
+    with pytest.raises(AssertionError):
+        assert_same_on_disk(_readies_out_of_order(), 4, tmp_path)
