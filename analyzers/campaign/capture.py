@@ -249,8 +249,10 @@ def _analyze_read(src: dict[str, Any], kind: str, profile: str, dest: Path, ctx:
     ctx["instances"].write(res.table, profile)
     from ..crossval.verdict import site_instances
 
-    # all cross-validation reads of it: a spilled table read back batch by batch
-    res.table = site_instances(res.table, site_based_rows)
+    # all cross-validation reads of it (a spilled table read back batch by batch); nothing when
+    # there is no other kind of source to cross-validate against (a trace without logic captures)
+    crossed = ctx.get("has_logic", True) if kind == "trace" else ctx.get("has_trace", True)
+    res.table = site_instances(res.table, site_based_rows) if crossed else None
     if got is not None:  # what reading the spilled tables back freed, given back before crossval
         from ..stream.memory import release_memory
 
@@ -470,6 +472,7 @@ def _analyze(
         "run": run,
         "chunk_events": chunk_events,
         "has_logic": bool(plan["logic"]),
+        "has_trace": bool(plan["trace"]),
         "instances": InstanceSink(dest / "instances.parquet"),
     }
     acc: dict[str, list[Any]] = {k: [] for k in _ACC_KEYS}

@@ -60,7 +60,7 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="read every SystemView / sigrok recording in chunks of N events (memory bounded by a chunk, "
-        "not the recording; default: chunks of 1 Mi events for SystemView recordings of 32 MB or more "
+        "not the recording; default: chunks of 256 Ki events for SystemView recordings of 32 MB or more "
         "and sigrok sessions of 1 GiB of samples or more)",
     )
     sp.add_argument("-q", "--quiet", action="store_true")

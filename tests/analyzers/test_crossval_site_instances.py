@@ -104,3 +104,27 @@ def test_the_comparison_sees_a_wrong_first_missing() -> None:
         return first_missing(n, present) or 0
 
     assert not _agrees_with_setdiff(no_filter) and not _agrees_with_setdiff(no_none)
+
+
+@pytest.mark.parametrize("logic", [True, False])
+def test_site_rows_kept_only_for_a_cross_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    logic: bool) -> None:
+    """Each source's site-based rows are read back for the cross-validation, which needs a trace
+    and a logic capture: a trace alone keeps none (on a long recording: ~50 B per site instance)."""
+    import shutil
+
+    from analyzers.campaign import capture as cap
+    from analyzers.crossval import verdict
+    from tests.conftest import CAPTURES
+
+    folder = tmp_path / "cap"
+    shutil.copytree(CAPTURES / "qemu_netduinoplus2" / "freertos" / "isr_latency" / "ref", folder)
+    if not logic:
+        for f in folder.glob("logic*.sr"):
+            f.unlink()
+    calls: list[str] = []
+    real = verdict.site_instances
+    monkeypatch.setattr(verdict, "site_instances", lambda t, f: calls.append("x") or real(t, f))
+    r = cap.analyze_capture(folder, "cap", tmp_path / "out", force=True)
+    assert r["status"] == "ok", r.get("error")
+    assert len(calls) == (3 if logic else 0)
