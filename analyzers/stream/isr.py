@@ -18,7 +18,7 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind, Trace
 
 from .metrics import GapDrops, Series, TableParts, _isr_exit_rows
-from .parts import Parts, SortedLookup
+from .parts import Parts, SortedLookup, append_before
 
 K = EventKind
 
@@ -133,11 +133,8 @@ class IsrStream:
 
     def _ready_switch_ins(self, rows: np.ndarray, last: bool = False) -> None:
         """Append to :attr:`ready_sw`, sorted, the readies no still unswitched one precedes."""
-        done = rows[0] < self.unswitched[0].min() if self.unswitched.size and not last else np.ones(
-            rows.shape[1], bool)
-        out = rows[:, done]
-        self.ready_sw.append(out[:, np.argsort(out[0], kind="stable")])
-        self.ready_held = rows[:, ~done]
+        wait = None if last or not self.unswitched.size else int(self.unswitched[0].min())
+        self.ready_held = append_before(self.ready_sw, rows, wait)
 
     def finish(self, last: Trace, gaps: Any, drop_log: Any, span: int, parts: TableParts) -> dict[str, Any]:
         """``_isr_series``' series, handed to ``parts`` one at a time in their order, each made

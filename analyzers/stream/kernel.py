@@ -37,7 +37,7 @@ from .metrics import (
     make_table,
     tracex_scalars,
 )
-from .parts import Parts
+from .parts import Parts, append_before
 from .tasks import TaskState
 
 K = EventKind
@@ -158,10 +158,8 @@ class KernelStream:
         (later chunks' switch-outs are later still). The rest wait in :attr:`sw_held`."""
         held = np.concatenate([self.sw_held, *found], axis=1) if found else self.sw_held
         waiting = [w[0].min() for w in self.sw_out.values() if w.shape[1]]
-        done = np.ones(held.shape[1], bool) if last or not waiting else held[0] < min(waiting)
-        out = held[:, done]
-        self.sw_time.append(out[:, np.lexsort((out[3], out[2], out[0]))])
-        self.sw_held = held[:, ~done]
+        before = None if last or not waiting else int(min(waiting))
+        self.sw_held = append_before(self.sw_time, held, before, keys=(0, 2, 3))
 
     # -- at the end -------------------------------------------------------------------------------
     def finish(self, last: Trace, gaps: list[tuple[int, int]], load: list[Series] | None = None) -> Result:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Parts", "BATCH", "SortedLookup", "lookup_sorted"]
+__all__ = ["Parts", "BATCH", "SortedLookup", "append_before", "lookup_sorted"]
 
 #: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: ~72 MB a batch)
 BATCH = 1 << 20
@@ -158,6 +158,18 @@ class Parts:
         self._mem, self._sizes, self._patches, self.n = [], [], [], 0
         if self._path is not None:
             self._path.unlink(missing_ok=True)
+
+
+def append_before(parts: Parts, rows: np.ndarray, before: int | None,
+                  keys: tuple[int, ...] = (0,)) -> np.ndarray:
+    """Append to ``parts`` the columns of ``rows`` whose row 0 is below ``before`` (all when
+    None), sorted by the rows ``keys`` (the first is the primary key); return the other columns,
+    held back while a row that must come before them may still be found. Rows written this way
+    chunk after chunk come back from ``parts`` in order."""
+    done = np.ones(rows.shape[1], bool) if before is None else rows[0] < before
+    out = rows[:, done]
+    parts.append(out[:, np.lexsort(tuple(out[k] for k in reversed(keys)))])
+    return rows[:, ~done]
 
 
 def lookup_sorted(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from trace_parsers.model import CtxType, EventKind
 
 from .metrics import _BOOKKEEPING
-from .parts import Parts, SortedLookup
+from .parts import Parts, SortedLookup, append_before
 
 K = EventKind
 NONE = -(2**62)  #: no caused switch-in
@@ -64,10 +64,7 @@ class CausedSwitchIn:
     def _write(self, rows: np.ndarray) -> None:
         """Append ``rows`` that no waiting row precedes, sorted by row; hold the rest."""
         wait = min((r for r, _ in self.pending.values()), default=None)
-        done = np.ones(rows.shape[1], bool) if wait is None else rows[0] < wait
-        out = rows[:, done]
-        self.parts.append(out[:, np.argsort(out[0], kind="stable")])
-        self.held = rows[:, ~done]
+        self.held = append_before(self.parts, rows, wait)
 
     def _close(self) -> None:
         """At the end: the rows still waiting have no caused switch-in."""
