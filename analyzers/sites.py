@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from trace_parsers.model import VALUE_NULL, EventKind, Trace
+
+from .site_arrays import SiteArrays, size_of
 
 #: TraceX user events carry the site id as ``4096 + id`` (ct_sites.h).
 TRACEX_USER_BASE = 4096
@@ -114,24 +116,31 @@ class SiteEvents:
     """Occurrences of every site in one source, in that source's ns clock.
 
     ``ts[name]`` are the times (int64 ns, sorted), ``level[name]`` the new pin level (marker value
-    or edge direction; -1 if unknown), ``gaps`` the source's data-loss intervals.
+    or edge direction; -1 if unknown), ``gaps`` the source's data-loss intervals. ``ts`` and
+    ``level`` are dicts, or for a recording analyzed in chunks :class:`~analyzers.site_arrays.SiteArrays`
+    read back from disk on each access (so ask for a site's array once, and :meth:`count`
+    rather than ``times(name).size``).
     """
 
     source: str  #: "trace" or "logic"
-    ts: dict[str, np.ndarray] = field(default_factory=dict)
-    level: dict[str, np.ndarray] = field(default_factory=dict)
+    ts: MutableMapping[str, np.ndarray] = field(default_factory=dict)
+    level: MutableMapping[str, np.ndarray] = field(default_factory=dict)
     gaps: list[tuple[int, int]] = field(default_factory=list)
     tick_ns: float = 1.0  #: quantisation of this source's timestamps (ns)
 
     def times(self, name: str) -> np.ndarray:
         return self.ts.get(name, np.zeros(0, dtype=np.int64))
 
+    def count(self, name: str) -> int:
+        """Occurrences of ``name`` (0 for a site without any), without reading them."""
+        return size_of(self.ts, name)
+
     def counts(self) -> dict[str, int]:
-        return {k: int(v.size) for k, v in self.ts.items()}
+        return {k: self.count(k) for k in self.ts}
 
     @property
     def empty(self) -> bool:
-        return not any(v.size for v in self.ts.values())
+        return not any(self.count(k) for k in self.ts)
 
 
 def is_logic(trace: Trace) -> bool:
@@ -273,6 +282,8 @@ def scoped_site_events() -> Iterator[Callable[[Trace], None]]:
 
 def _shared(se: SiteEvents) -> SiteEvents:
     """A copy of ``se`` whose containers are its own and whose (shared) arrays are read-only."""
+    if isinstance(se.ts, SiteArrays) and isinstance(se.level, SiteArrays):
+        return SiteEvents(se.source, se.ts.shared(), se.level.shared(), list(se.gaps), se.tick_ns)
     for a in (*se.ts.values(), *se.level.values()):
         a.setflags(write=False)
     return SiteEvents(se.source, dict(se.ts), dict(se.level), list(se.gaps), se.tick_ns)

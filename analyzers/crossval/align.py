@@ -163,7 +163,7 @@ def align(trace: SiteEvents, logic: SiteEvents, sites: Sequence[str] | None = No
     names = [
         s
         for s in (sites or sorted(set(trace.ts) & set(logic.ts)))
-        if trace.times(s).size and logic.times(s).size
+        if trace.count(s) and logic.count(s)
     ]
     if not names:
         raise AnalysisError(

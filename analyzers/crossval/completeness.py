@@ -68,19 +68,19 @@ def missing_sites(tse: SiteEvents, lse: SiteEvents) -> list[dict[str, Any]]:
     """Sites with occurrences on one side and none on the other (a channel that is absent, renamed
     or silent; a trace that never recorded the site): each is an error that names it."""
     rows = []
-    t_has = {s for s, v in tse.ts.items() if v.size}
-    l_has = {s for s, v in lse.ts.items() if v.size}
+    t_has = {s for s in tse.ts if tse.count(s)}
+    l_has = {s for s in lse.ts if lse.count(s)}
     for s in sorted(t_has ^ l_has):
         if s in t_has:
             where = "its channel has no edges" if s in lse.ts else "the capture has no channel for it"
-            msg = f"site {s}: {tse.times(s).size} trace occurrences, but {where}"
+            msg = f"site {s}: {tse.count(s)} trace occurrences, but {where}"
         else:
-            msg = f"site {s}: {lse.times(s).size} edges on its channel, but no trace occurrence"
+            msg = f"site {s}: {lse.count(s)} edges on its channel, but no trace occurrence"
         rows.append(
             {
                 "site": s,
-                "n_trace": int(tse.times(s).size),
-                "n_logic": int(lse.times(s).size),
+                "n_trace": tse.count(s),
+                "n_logic": lse.count(s),
                 "verdict": "MISSING",
                 "problem": msg,
             }

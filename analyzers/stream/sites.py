@@ -4,22 +4,28 @@ What grows with the recording is only what the result holds: per site occurrence
 reading (``ts`` int64, ``value`` int64, the marker/source id uint32, the kind uint8; edges of a
 logic capture 13 bytes: ``ts``, channel uint32, direction uint8; on disk while spilling:
 :mod:`.parts`), 16 bytes in the final :class:`~analyzers.sites.SiteEvents` (gathered from the
-rows a batch at a time); per gap two Python ints. The site table is applied at the
-end, with the final marker and channel tables (a chunk reader may name a marker late).
+rows a batch at a time; while spilling, into one file per site and array that is read back when
+an analyzer asks for that site: :mod:`analyzers.site_arrays`); per gap two Python ints. The site
+table is applied at the end, with the final marker and channel tables (a chunk reader may name a
+marker late).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from analyzers.site_arrays import Appender, ScratchFolder, SiteArrays
 from trace_parsers.model import VALUE_NULL, EventKind, Trace
 
 from .metrics import TRACEX_USER_BASE, SiteEvents, _norm, is_logic, tick_ns
 from .parts import Parts
+
+#: a site table applied to a batch of candidate rows: ``(key, kind)`` -> site name -> row mask
+Choose = Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
 
 
 class GapTracker:
@@ -135,10 +141,17 @@ class SiteAccumulator:
                    lambda kind, value: np.where(value == VALUE_NULL, -1, value).astype(np.int64))
         return out
 
-    def _fill(self, out: SiteEvents, choose: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]],
+    def _fill(self, out: SiteEvents, choose: Choose,
               names: list[str] | None, level: Callable[[np.ndarray, Any], np.ndarray]) -> None:
         """``out.ts``/``out.level`` of each site ``choose(key, kind)`` selects: of ``names`` (in
-        that order, empty ones too), or of those with occurrences (None)."""
+        that order, empty ones too), or of those with occurrences (None). While spilling, each
+        site's arrays go to files (:mod:`analyzers.site_arrays`) read back when asked for."""
+        from analyzers.metrics.spill import active
+
+        spill = active()
+        if spill is not None:
+            self._fill_on_disk(out, choose, names, level, ScratchFolder(spill.folder.parent))
+            return
         counts: dict[str, int] = {}
         for key, kind in zip(self.key.batches(), self.kind.batches()):
             for n, sel in choose(key, kind).items():
@@ -147,9 +160,8 @@ class SiteAccumulator:
         ts_out = {n: np.empty(counts.get(n, 0), np.int64) for n in names}
         lv_out = {n: np.empty(counts.get(n, 0), np.int64) for n in names}
         at = dict.fromkeys(names, 0)
-        values: Any = self.value.batches() if len(self.value) else itertools.repeat(None)
-        for ts, key, kind, value in zip(self.ts.batches(), self.key.batches(), self.kind.batches(), values):
-            for n, sel in choose(key, kind).items():
+        for ts, kind, sels, value in self._selected(choose):
+            for n, sel in sels.items():
                 if n in at:
                     k = int(np.count_nonzero(sel))
                     ts_out[n][at[n]: at[n] + k] = ts[sel]
@@ -157,3 +169,36 @@ class SiteAccumulator:
                     at[n] += k
         for n in names:
             out.ts[n], out.level[n] = ts_out[n], lv_out[n]
+
+    def _selected(self, choose: Choose) -> Iterator[Any]:
+        """Per batch of candidate rows: ``ts``, ``kind``, ``choose``'s masks, ``value`` (or None)."""
+        values: Any = self.value.batches() if len(self.value) else itertools.repeat(None)
+        for ts, key, kind, value in zip(self.ts.batches(), self.key.batches(), self.kind.batches(), values):
+            yield ts, kind, choose(key, kind), value
+
+    def _fill_on_disk(self, out: SiteEvents, choose: Choose,
+                      names: list[str] | None, level: Callable[[np.ndarray, Any], np.ndarray],
+                      folder: ScratchFolder) -> None:
+        """:meth:`_fill` into files of ``folder``, one pass: nothing of a site is whole in memory."""
+        files: dict[str, tuple[Appender, Appender]] = {}
+        order = list(names or [])
+        for ts, kind, sels, value in self._selected(choose):
+            for n, sel in sels.items():
+                if names is None and n not in order:
+                    order.append(n)
+                if names is not None and n not in names:
+                    continue
+                if n not in files:
+                    files[n] = (folder.opener(n + ".ts", np.int64), folder.opener(n + ".level", np.int64))
+                files[n][0].append(ts[sel])
+                files[n][1].append(level(kind[sel], None if value is None else value[sel]))
+        got = {n: (t.close(), v.close()) for n, (t, v) in files.items()}
+        out.ts, out.level = SiteArrays(), SiteArrays()
+        for n in order:
+            t, v = got.get(n, (None, None))
+            if t is None or not t.size:
+                if names is None:
+                    continue
+                out.ts[n], out.level[n] = np.zeros(0, np.int64), np.zeros(0, np.int64)
+            else:
+                out.ts[n], out.level[n] = t, v
