@@ -39,16 +39,24 @@ class WorkloadSummary(Summary):
 
 def uart_text(capture: Trace, baud: int = 115200, channels: Sequence[str] = UART_CHANNELS) -> tuple[str, int]:
     """Text sent on the capture's UART TX channel (latin-1) and the number of framing errors."""
-    idx = channel_index(capture, channels)
-    if idx is None:
+    found = uart_channel(capture, channels)
+    if found is None:
         return "", 0
+    idx, init = found
     ev = capture.events
     sel = ((ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)) & (ev["marker"] == idx)
-    init = next((c.initial_level for c in capture.channels if c.index == idx), 1)
     data, _, errors = decode_edges(
         ev["ts"][sel], (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64), init, baud
     )
     return data.decode("latin-1"), errors
+
+
+def uart_channel(capture: Trace, channels: Sequence[str] = UART_CHANNELS) -> tuple[int, int] | None:
+    """The index and initial level (1 when unknown) of the capture's UART TX channel, or None."""
+    idx = channel_index(capture, channels)
+    if idx is None:
+        return None
+    return idx, next((c.initial_level for c in capture.channels if c.index == idx), 1)
 
 
 def result_lines(text: str) -> list[str]:
@@ -83,8 +91,10 @@ def fft_workload(
     sites: Sequence[Site] | None = None,
     baud: int = 115200,
     reference_text: str | None = None,
+    uart: tuple[str, int] | None = None,
 ) -> Result:
-    """FFT workload metrics of a trace or a logic capture."""
+    """FFT workload metrics of a trace or a logic capture (whose UART text and framing errors are
+    ``uart`` when given: decoded elsewhere, e.g. a block of edges at a time)."""
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)
     drop_log = DropLog()
@@ -129,7 +139,7 @@ def fft_workload(
         scalars["fft.frames_lost"] = (float(lost), "count")
     lines: list[str] = []
     if is_logic(trace):
-        text, errors = uart_text(trace, baud)
+        text, errors = uart if uart is not None else uart_text(trace, baud)
         if text:
             lines = result_lines(text)
             scalars["fft.uart.lines"] = (float(len(lines)), "count")
@@ -149,10 +159,12 @@ def fft_workload(
     return Result(make_table(series, source), summary)
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any],
+            uart: tuple[str, int] | None = None) -> Result:
     return fft_workload(
         trace,
         sites=sites,
         baud=int(options.get("_uart_baud", 115200)),
         reference_text=options.get("_uart_reference"),
+        uart=uart,
     )

@@ -123,12 +123,13 @@ class ContextSwitchStream:
         s, _ = site_interval(M.YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
         parts.add([s])
         del s
-        yld = se.times("ctx.yield")
         if self.sched.switch_ins:
-            if yld.size:
-                parts.add_batches(self._yield_to_switch_in(last, sites, occ, yld, se.gaps, drop_log))
+            if se.count("ctx.yield"):
+                parts.add_batches(self._yield_to_switch_in(last, sites, occ, se.count("ctx.yield"), se.gaps,
+                                                           drop_log))
         else:
             b = self._next_context(occ, sites)
+            yld = se.times("ctx.yield")
             if b.size and yld.size:
                 ia, jb, unmatched = pair_next(yld, b)
                 start, end = yld[ia], b[jb]
@@ -142,25 +143,34 @@ class ContextSwitchStream:
         summary = ContextSwitchSummary(source="trace", n_tasks=n_tasks, **parts.summary_fields(drop_log))
         return Result(parts.table(), summary)
 
-    def _yield_to_switch_in(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator, yld: np.ndarray,
+    def _yield_to_switch_in(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator, n_yields: int,
                             gaps: Any, drop_log: DropLog) -> Iterator[Series]:
         """Each yield to the first switch-in at or after it, when that comes before the next
-        yield (``pair_next``), a batch of candidate rows at a time."""
-        if not len(occ.key) == len(occ.kind) == len(self.next_sw.parts):
+        yield (``pair_next``), a batch of candidate rows at a time (the yields' times too: those
+        of the ``n_yields`` ctx.yield occurrences, never all at once)."""
+        if not len(occ.key) == len(occ.kind) == len(occ.ts) == len(self.next_sw.parts):
             raise RuntimeError("the candidate rows of the sites and of the switch-ins differ in number")
         drops, seen, matched = GapDrops(M.YIELD_TO_SWITCH_IN, gaps), 0, 0
-        for key, kind, e in zip(occ.key.batches(), occ.kind.batches(), self.next_sw.parts.batches()):
-            e = e[occ.select(key, kind, last, sites, "ctx.yield")["ctx.yield"]]
-            ia = _before_next(e, yld, seen)
-            start, end = yld[ia + seen], e[ia]
+        for yts, e, nxt in _with_next_yield(self._yields(last, sites, occ)):
+            ia = np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
+            start, end = yts[ia], e[ia]
             keep = drops.keep(start, end)
             yield Series(M.YIELD_TO_SWITCH_IN, "ns", start[keep], end[keep],
                          (end[keep] - start[keep]).astype(np.float64), "ctx.yield", (ia + seen)[keep])
             seen, matched = seen + e.size, matched + ia.size
-        if seen != yld.size:
-            raise RuntimeError(f"{seen} ctx.yield candidate rows, {yld.size} ctx.yield occurrences")
+        if seen != n_yields:
+            raise RuntimeError(f"{seen} ctx.yield candidate rows, {n_yields} ctx.yield occurrences")
         drop_log.add(M.YIELD_TO_SWITCH_IN, "no_end_event", count=seen - matched)
         drops.log(drop_log)
+
+    def _yields(self, last: Trace, sites: Sequence[Any], occ: SiteAccumulator) -> Iterator[tuple[Any, Any]]:
+        """Per batch of candidate rows with a ctx.yield: its yields' times and, for each, the
+        first switch-in at or after it."""
+        for ts, key, kind, e in zip(occ.ts.batches(), occ.key.batches(), occ.kind.batches(),
+                                    self.next_sw.parts.batches()):
+            sel = occ.select(key, kind, last, sites, "ctx.yield")["ctx.yield"]
+            if sel.any():
+                yield ts[sel], e[sel]
 
     def _preemptions(self, gaps: Any, drop_log: DropLog) -> Iterator[Series]:
         """Each ``ISR_TO_SCHED`` to the switch-in it caused, a batch at a time (row order)."""
@@ -176,10 +186,13 @@ class ContextSwitchStream:
         drops.log(drop_log)
 
 
-def _before_next(e: np.ndarray, yld: np.ndarray, seen: int) -> np.ndarray:
-    """Of the yields ``yld[seen:seen + e.size]`` (``e``: the first switch-in at or after each),
-    those whose switch-in comes before the next yield (of this batch or the next one)."""
-    nxt = yld[seen + 1: seen + e.size + 1]
-    if nxt.size < e.size:  # the last yield of all
-        nxt = np.concatenate((nxt, [np.iinfo(np.int64).max]))
-    return np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
+def _with_next_yield(batches: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any, Any]]:
+    """Each batch of yields ``(yts, e)`` with each yield's next yield time (of this batch or the
+    next one; int64 max after the last yield of all)."""
+    prev = None
+    for cur in batches:
+        if prev is not None:
+            yield prev[0], prev[1], np.append(prev[0][1:], cur[0][0])
+        prev = cur
+    if prev is not None:
+        yield prev[0], prev[1], np.append(prev[0][1:], np.iinfo(np.int64).max)

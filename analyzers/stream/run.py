@@ -130,7 +130,7 @@ def _finish_sites(out: ChunkedResults, last: Trace, sites: Sequence[Any], option
                   occ: SiteAccumulator, work: WorkloadStream, user: UserStream) -> None:
     """The analyzers that read the site occurrences and the few rows kept for them."""
     stub = _stub(last, empty_events(0))
-    logs = _stub(last, work.events(last, occ))
+    logs = _stub(last, work.events(last))
     marks = _stub(last, user.events(occ, last))
     with reuse_site_events():
         seed_site_events(stub, sites, out.site_events)
@@ -138,7 +138,7 @@ def _finish_sites(out: ChunkedResults, last: Trace, sites: Sequence[Any], option
         seed_site_events(marks, sites, out.site_events)
         for name, module in _SITE_ONLY.items():
             out.results[name] = importlib.import_module(module).analyze(stub, sites, options)
-        out.results["workload"] = work.finish(logs, sites, options)
+        out.results["workload"] = work.finish(logs, sites, options, occ)
         out.results["user_config"] = user.finish(marks, sites, options)
 
 

@@ -108,14 +108,11 @@ class SiteAccumulator:
         """``ts``, ``key`` and ``kind`` of every candidate row, whole."""
         return self.ts.concat(), self.key.concat(), self.kind.concat()
 
-    def rows_of(self, key: int) -> tuple[np.ndarray, np.ndarray]:
-        """``ts`` and ``kind`` of the rows of ``key`` (a logic capture's channel), read a batch at
-        a time."""
-        got = [(t[k == key], d[k == key]) for t, k, d in zip(self.ts.batches(), self.key.batches(),
-                                                              self.kind.batches())]
-        if not got:
-            return np.zeros(0, np.int64), np.zeros(0, np.uint8)
-        return np.concatenate([g[0] for g in got]), np.concatenate([g[1] for g in got])
+    def batches_of(self, key: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``ts`` and ``kind`` of the rows of ``key`` (a logic capture's channel), a batch of
+        candidate rows at a time."""
+        for t, k, d in zip(self.ts.batches(), self.key.batches(), self.kind.batches()):
+            yield t[k == key], d[k == key]
 
     def finish(self, last: Trace, sites: Sequence[Any]) -> SiteEvents:
         """The occurrences, as ``site_events`` finds them on the whole trace (``last`` = the last

@@ -295,13 +295,12 @@ def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkey
     compared with the next batch's first yield (``pair_next``); without, the comparison fails."""
     from analyzers.stream import ctxswitch
 
-    real = ctxswitch._before_next
-
-    def inside(e: np.ndarray, yld: np.ndarray, seen: int) -> np.ndarray:
-        return real(e, yld[: seen + e.size], seen)
+    def inside(batches: Any) -> Any:
+        for yts, e in batches:
+            yield yts, e, np.append(yts[1:], np.iinfo(np.int64).max)
 
     monkeypatch.setattr(sparts, "BATCH", 7)
-    monkeypatch.setattr(ctxswitch, "_before_next", inside)
+    monkeypatch.setattr(ctxswitch, "_with_next_yield", inside)
     with pytest.raises(AssertionError):
         assert_same_on_disk(_yields_and_two_cores(), 100, tmp_path)
 
