@@ -29,18 +29,7 @@ def decode_edges(
     bit = 1e9 / baud
     if ts.size == 0:
         return b"", np.zeros(0, np.int64), 0
-    falls = np.flatnonzero(lv == 0)
-    t_falls = ts[falls]
-    # a byte starts at a falling edge; the next one at the first falling edge after the middle
-    # of its stop bit: follow that chain from the first falling edge
-    t0 = t_falls.astype(np.float64)
-    nxt = np.searchsorted(t_falls, t0 + (data_bits + 1.5) * bit, side="right").tolist()
-    chain: list[int] = []
-    k = 0
-    while k < len(nxt):
-        chain.append(k)
-        k = nxt[k]
-    t0 = t0[np.asarray(chain, dtype=np.int64)]
+    t0 = ts[_chain(ts, lv, bit, data_bits)].astype(np.float64)
     # line level in the middle of every data bit and of the stop bit
     at = t0[:, None] + (np.arange(data_bits + 1) + 1.5)[None, :] * bit
     i = np.searchsorted(ts, at, side="right") - 1
@@ -51,7 +40,9 @@ def decode_edges(
 
 
 def _chain(ts: np.ndarray, lv: np.ndarray, bit: float, data_bits: int) -> np.ndarray:
-    """Indices (into ``ts``) of the falling edges :func:`decode_edges` starts a byte at."""
+    """Indices (into ``ts``) of the falling edges :func:`decode_edges` starts a byte at: a byte
+    starts at a falling edge, the next one at the first falling edge after the middle of its stop
+    bit; the chain is followed from the first falling edge."""
     falls = np.flatnonzero(lv == 0)
     t_falls = ts[falls].astype(np.float64)
     nxt = np.searchsorted(t_falls, t_falls + (data_bits + 1.5) * bit, side="right").tolist()
