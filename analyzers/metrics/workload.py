@@ -164,7 +164,12 @@ def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any],
     return fft_workload(
         trace,
         sites=sites,
-        baud=int(options.get("_uart_baud", 115200)),
+        baud=uart_baud(options),
         reference_text=options.get("_uart_reference"),
         uart=uart,
     )
+
+
+def uart_baud(options: dict[str, Any]) -> int:
+    """The capture's UART baud rate from the analyzer options (``_uart_baud``, 115200 unset)."""
+    return int(options.get("_uart_baud", 115200))

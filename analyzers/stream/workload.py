@@ -46,5 +46,5 @@ class WorkloadStream:
             return workload_metrics.analyze(stub, sites, options, uart=("", 0))
         idx, init = found
         edges = ((ts, (kind == EventKind.EDGE_RISE).astype(np.int64)) for ts, kind in occ.batches_of(idx))
-        data, _, errors = decode_edge_blocks(edges, init, int(options.get("_uart_baud", 115200)))
+        data, _, errors = decode_edge_blocks(edges, init, workload_metrics.uart_baud(options))
         return workload_metrics.analyze(stub, sites, options, uart=(data.decode("latin-1"), errors))
