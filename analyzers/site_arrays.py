@@ -31,7 +31,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OnDisk", "ScratchFolder", "SiteArrays", "size_of"]
+__all__ = ["BLOCK", "OnDisk", "ScratchFolder", "SiteArrays", "blocks_of", "size_of"]
+
+#: values per block of :meth:`SiteArrays.blocks` (8 MB of int64)
+BLOCK = 1 << 20
 
 
 class ScratchFolder:
@@ -88,6 +91,19 @@ class OnDisk:
         a.setflags(write=False)
         return a
 
+    def blocks(self, rows: int | None = None) -> Iterator[np.ndarray]:
+        """The file's contents as consecutive read-only arrays of ``rows`` values (:data:`BLOCK`;
+        the last one shorter), read one at a time."""
+        rows, left = rows or BLOCK, self.size
+        with open(self.path, "rb") as f:
+            while left:
+                a = np.fromfile(f, dtype=self.dtype, count=min(rows, left))
+                if not a.size:
+                    raise OSError(f"{self.path}: {left} of {self.size} values missing (cut short)")
+                left -= a.size
+                a.setflags(write=False)
+                yield a
+
 
 class SiteArrays(MutableMapping[str, np.ndarray]):
     """site name -> array, like a dict; an :class:`OnDisk` value is read back on each access.
@@ -119,6 +135,15 @@ class SiteArrays(MutableMapping[str, np.ndarray]):
         a = self._items.get(name)
         return 0 if a is None else int(a.size)
 
+    def blocks(self, name: str, rows: int | None = None) -> Iterator[np.ndarray]:
+        """``self[name]`` as consecutive arrays of ``rows`` values, an on-disk one read a block
+        at a time (nothing for an absent name)."""
+        a = self._items.get(name)
+        if isinstance(a, OnDisk):
+            yield from a.blocks(rows)
+        elif a is not None:
+            yield from _slices(a, rows)
+
     def on_disk(self, name: str) -> bool:
         return isinstance(self._items.get(name), OnDisk)
 
@@ -128,6 +153,21 @@ class SiteArrays(MutableMapping[str, np.ndarray]):
             if isinstance(a, np.ndarray):
                 a.setflags(write=False)
         return SiteArrays(self._items)
+
+
+def blocks_of(arrays: Mapping[str, np.ndarray], name: str, rows: int | None = None) -> Iterator[np.ndarray]:
+    """``arrays[name]`` as consecutive blocks of ``rows`` values (:data:`BLOCK`;
+    :meth:`SiteArrays.blocks`), for a plain mapping too (nothing for an absent name)."""
+    if isinstance(arrays, SiteArrays):
+        return arrays.blocks(name, rows)
+    a = arrays.get(name)
+    return iter(()) if a is None else _slices(a, rows)
+
+
+def _slices(a: np.ndarray, rows: int | None) -> Iterator[np.ndarray]:
+    rows = rows or BLOCK
+    for lo in range(0, a.size, rows):
+        yield a[lo:lo + rows]
 
 
 def size_of(arrays: Mapping[str, np.ndarray], name: str) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 
 from trace_parsers.model import VALUE_NULL, EventKind, Trace
 
-from .site_arrays import SiteArrays, size_of
+from .site_arrays import SiteArrays, blocks_of, size_of
 
 #: TraceX user events carry the site id as ``4096 + id`` (ct_sites.h).
 TRACEX_USER_BASE = 4096
@@ -130,6 +130,12 @@ class SiteEvents:
 
     def times(self, name: str) -> np.ndarray:
         return self.ts.get(name, np.zeros(0, dtype=np.int64))
+
+    def time_blocks(self, name: str, rows: int | None = None) -> Iterator[np.ndarray]:
+        """``times(name)`` as consecutive blocks of ``rows`` values (default
+        :data:`~analyzers.site_arrays.BLOCK`), an on-disk site read a block at a time
+        (:meth:`~analyzers.site_arrays.SiteArrays.blocks`)."""
+        return blocks_of(self.ts, name, rows)
 
     def count(self, name: str) -> int:
         """Occurrences of ``name`` (0 for a site without any), without reading them."""

@@ -17,7 +17,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..sites import SiteEvents
-from .stats import Drop, DropLog, Stats, drop_gap_instances, summarize
+from .stats import Drop, DropLog, GapDrops, Stats, drop_gap_instances, summarize
+
+_NONE = np.iinfo(np.int64).max
 
 #: (name, arrow type, unit, meaning) of the per-instance table.
 INSTANCE_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
@@ -171,6 +173,87 @@ def site_interval(metric: str, se: SiteEvents, a: str, b: str, drop_log: DropLog
     ia, jb = ia[keep], jb[keep]
     start, end = start[keep], end[keep]
     return Series(metric, "ns", start, end, (end - start).astype(np.float64), a, ia, b, jb), unmatched
+
+
+def site_interval_batches(metric: str, se: SiteEvents, a: str, b: str, drop_log: DropLog) -> Iterator[Series]:
+    """:func:`site_interval` a block of ``a`` occurrences at a time (:func:`pair_next_blocks`):
+    consecutive batches of the same series, logging the same drops, never reading either site
+    whole (:meth:`SiteEvents.time_blocks`)."""
+    drops, seen, matched = GapDrops(metric, se.gaps), 0, 0
+    for ia, jb, start, end, n_a in pair_next_blocks(se.time_blocks(a), se.time_blocks(b)):
+        keep = drops.keep(start, end)
+        start, end = start[keep], end[keep]
+        yield Series(metric, "ns", start, end, (end - start).astype(np.float64), a, ia[keep], b, jb[keep])
+        seen, matched = seen + n_a, matched + ia.size
+    drop_log.add(metric, "no_end_event", count=seen - matched)
+    drops.log(drop_log)
+
+
+def pair_next_blocks(a_blocks: Iterable[np.ndarray], b_blocks: Iterable[np.ndarray]
+                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]:
+    """:func:`pair_next` of two sorted arrays given as consecutive blocks, one block of ``a`` at
+    a time: per block, ``(ia, jb, a[ia], b[jb], block size)`` with ``ia``/``jb`` indices into the
+    whole arrays. Holds one block of each (and the block of ``a`` after it).
+
+    >>> got = list(pair_next_blocks([np.array([0, 10]), np.array([20])], [np.array([3]), np.array([25])]))
+    >>> [(ia.tolist(), jb.tolist(), n) for ia, jb, _, _, n in got]
+    [([0], [0], 2), ([2], [1], 1)]
+    """
+    first, seen = _FirstAtOrAfter(iter(b_blocks)), 0
+    for a, nxt in _with_next(a_blocks):
+        a = np.asarray(a, dtype=np.int64)
+        j, bv = first(a)
+        ok = bv < nxt  # bv is int64 max where no b is at or after
+        ia = np.flatnonzero(ok)
+        yield ia + seen, j[ok], a[ok], bv[ok], int(a.size)
+        seen += a.size
+
+
+def _with_next(blocks: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each non-empty block with, for each value, the next value (of this block or the next one;
+    int64 max after the last)."""
+    prev = None
+    for cur in blocks:
+        if not len(cur):
+            continue
+        if prev is not None:
+            yield prev, np.append(prev[1:], cur[0])
+        prev = cur
+    if prev is not None:
+        yield prev, np.append(prev[1:], _NONE)
+
+
+class _FirstAtOrAfter:
+    """For ascending keys asked in ascending order across calls, the first value ``>=`` each in a
+    sorted array read block by block: its index in the whole array and the value (-1 and int64
+    max when none). Holds one block: a block is let go once a key is past its last value."""
+
+    def __init__(self, blocks: Iterator[np.ndarray]) -> None:
+        self.blocks, self.buf, self.off = blocks, np.zeros(0, np.int64), 0
+
+    def __call__(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        j = np.full(keys.size, -1, np.int64)
+        val = np.full(keys.size, _NONE, np.int64)
+        i = 0
+        while i < keys.size:
+            if not self.buf.size or self.buf[-1] < keys[i]:
+                if not self._advance():
+                    break
+                continue
+            k = int(np.searchsorted(keys, self.buf[-1], side="right"))
+            pos = np.searchsorted(self.buf, keys[i:k], side="left")
+            j[i:k], val[i:k] = pos + self.off, self.buf[pos]
+            i = k
+        return j, val
+
+    def _advance(self) -> bool:
+        self.off += self.buf.size
+        for b in self.blocks:
+            if len(b):
+                self.buf = np.asarray(b, dtype=np.int64)
+                return True
+        self.buf = np.zeros(0, np.int64)
+        return False
 
 
 def summary_fields(series: Sequence[Series], drop_log: DropLog) -> dict[str, Any]:

@@ -37,6 +37,10 @@ import numpy as np
 FLUSH_ROWS = 1 << 16
 #: rows per batch read back (``campaign.instances.ROW_GROUP``: the file's row groups follow them)
 BATCH_ROWS = 1 << 18
+#: flushes between two ``release_memory`` calls while a series is written: the Arrow tables and
+#: NumPy slices of each flush are freed, but the allocators keep them (measured: 0.59 GB resident
+#: writing a 1 GB stream's kernel series, 0.14 GB live) until told to give them back
+RELEASE_FLUSHES = 16
 
 _SPILL: contextvars.ContextVar[Spill | None] = contextvars.ContextVar("crosstrace_spill", default=None)
 
@@ -143,18 +147,22 @@ class Spill:
     def _write(self, tables: Iterator[Any], out: SpilledTable) -> SpilledTable:
         import pyarrow.parquet as pq
 
+        from analyzers.stream.memory import release_memory
+
         schema = out.schema
         path = self.folder / f"part-{next(self._n):05d}.parquet"
         writer = None
         pending: list[Any] = []
-        rows = 0
+        rows = flushed = 0
         try:
             for t in tables:
                 pending.append(t)
                 rows += t.num_rows
                 if rows >= FLUSH_ROWS:
                     writer = _flush(writer, path, schema, pending)
-                    pending, rows = [], 0
+                    pending, rows, flushed = [], 0, flushed + 1
+                    if flushed % RELEASE_FLUSHES == 0:
+                        release_memory()
             if pending or writer is None:
                 writer = _flush(writer, path, schema, pending)
         finally:

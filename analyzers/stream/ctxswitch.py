@@ -31,7 +31,7 @@ from .metrics import (
     drop_gap_instances,
     pair_next,
     site_by_name,
-    site_interval,
+    site_interval_batches,
 )
 from .metrics import cs_metrics as M
 from .parts import Parts
@@ -120,9 +120,7 @@ class ContextSwitchStream:
         batch by batch: never whole in memory while spilling)."""
         drop_log = DropLog()
         parts = TableParts("trace")
-        s, _ = site_interval(M.YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
-        parts.add([s])
-        del s
+        parts.add_batches(site_interval_batches(M.YIELD, se, "ctx.yield", "ctx.switch_in", drop_log))
         if self.sched.switch_ins:
             if se.count("ctx.yield"):
                 parts.add_batches(self._yield_to_switch_in(last, sites, occ, se.count("ctx.yield"), se.gaps,

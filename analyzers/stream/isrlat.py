@@ -29,7 +29,7 @@ from .metrics import (
     TableParts,
     _first_exit_at_depth,
     site_by_name,
-    site_interval,
+    site_interval_batches,
 )
 from .metrics import isr_metrics as M
 from .parts import Parts, SortedLookup
@@ -113,9 +113,7 @@ class IsrLatencyStream:
         and statistics before the next is made)."""
         drop_log = DropLog()
         parts = TableParts("trace")
-        s, _ = site_interval(M.LATENCY, se, "isr.enter", "isr.task_wake", drop_log)
-        parts.add([s])
-        del s
+        parts.add_batches(site_interval_batches(M.LATENCY, se, "isr.enter", "isr.task_wake", drop_log))
         if self.events:
             irq = self._irq(irq)
             self._durations(parts, se, irq, drop_log)

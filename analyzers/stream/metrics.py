@@ -15,7 +15,7 @@ from analyzers.metrics.base import (
     TableParts,
     make_table,
     pair_next,
-    site_interval,
+    site_interval_batches,
     summary_fields,
 )
 from analyzers.metrics.context_switch import ContextSwitchSummary
@@ -71,7 +71,8 @@ def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
 
 __all__ = [
     "user_metrics", "cs_metrics", "isr_metrics", "workload_metrics", "channel_index",
-    "pair_next", "site_interval", "TableParts", "ContextSwitchSummary", "site_by_name",
+    "pair_next", "site_interval_batches", "TableParts", "ContextSwitchSummary",
+    "site_by_name",
     "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
     "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
     "_first_exit_at_depth",

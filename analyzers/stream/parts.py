@@ -34,8 +34,9 @@ import numpy as np
 
 __all__ = ["Parts", "BATCH", "SortedLookup", "append_before", "lookup_sorted"]
 
-#: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: ~72 MB a batch)
-BATCH = 1 << 20
+#: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: 18 MB a batch; a
+#: finishing step makes a few copies of a batch: at 1 Mi columns the kernel series peaked at 0.51 GB)
+BATCH = 1 << 18
 
 
 class Parts:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from pytest import MonkeyPatch
 
+from analyzers import site_arrays
 from analyzers.metrics import spill
 from analyzers.sites import load_sites
 from analyzers.stream import parts as sparts
@@ -199,8 +200,9 @@ def test_series_made_in_small_batches(tmp_path: Path, monkeypatch: pytest.Monkey
                                       name: str) -> None:
     """The ISR series (``kernel``'s and ``isr_latency``'s) are made batch by batch from the
     entries on disk: with batches of 7 entries (borders everywhere) the result is still the
-    in-memory one."""
+    in-memory one (the site intervals too: read in blocks of 7 occurrences)."""
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(site_arrays, "BLOCK", 7)
     assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
 
 
@@ -287,6 +289,7 @@ def _yields_and_two_cores() -> Any:
 @pytest.mark.parametrize("size", [1, 2, 3, 100])
 def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: MonkeyPatch, size: int) -> None:
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(site_arrays, "BLOCK", 3)
     assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
 
 
