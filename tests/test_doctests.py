@@ -9,11 +9,13 @@ import pytest
 
 MODULES = [
     "trace_parsers.model",
+    "analyzers.metrics.base",
     "analyzers.metrics.isr_latency",
     "analyzers.metrics.cpu_load",
     "analyzers.metrics.sched",
     "analyzers.metrics.registry",
     "analyzers.user_config",
+    "analyzers.site_arrays",
     "analyzers.campaign.discover",
     "analyzers.campaign.tables",
 ]
