@@ -10,7 +10,7 @@ trace instance with the same instance seen on the pins.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -200,7 +200,7 @@ def pair_next_blocks(a_blocks: Iterable[np.ndarray], b_blocks: Iterable[np.ndarr
     [([0], [0], 2), ([2], [1], 1)]
     """
     first, seen = _FirstAtOrAfter(iter(b_blocks)), 0
-    for a, nxt in _with_next(a_blocks):
+    for a, nxt in with_next(a_blocks):
         a = np.asarray(a, dtype=np.int64)
         j, bv = first(a)
         ok = bv < nxt  # bv is int64 max where no b is at or after
@@ -209,18 +209,24 @@ def pair_next_blocks(a_blocks: Iterable[np.ndarray], b_blocks: Iterable[np.ndarr
         seen += a.size
 
 
-def _with_next(blocks: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Each non-empty block with, for each value, the next value (of this block or the next one;
-    int64 max after the last)."""
+def with_next(blocks: Iterable[Any], key: Callable[[Any], np.ndarray] | None = None
+              ) -> Iterator[tuple[Any, np.ndarray]]:
+    """Each block whose times (``key(block)``, the block itself by default) are not empty, with
+    each time's next time: of this block, or the next block's first (int64 max after the last).
+
+    >>> [nxt.tolist() for _, nxt in with_next([np.array([1, 2]), np.array([], np.int64), np.array([5])])]
+    [[2, 5], [9223372036854775807]]
+    """
+    times = key or (lambda block: block)
     prev = None
     for cur in blocks:
-        if not len(cur):
+        if not len(times(cur)):
             continue
         if prev is not None:
-            yield prev, np.append(prev[1:], cur[0])
+            yield prev, np.append(times(prev)[1:], times(cur)[0])
         prev = cur
     if prev is not None:
-        yield prev, np.append(prev[1:], _NONE)
+        yield prev, np.append(times(prev)[1:], _NONE)
 
 
 class _FirstAtOrAfter:

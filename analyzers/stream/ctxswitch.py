@@ -32,6 +32,7 @@ from .metrics import (
     pair_next,
     site_by_name,
     site_interval_batches,
+    with_next,
 )
 from .metrics import cs_metrics as M
 from .parts import Parts
@@ -149,7 +150,7 @@ class ContextSwitchStream:
         if not len(occ.key) == len(occ.kind) == len(occ.ts) == len(self.next_sw.parts):
             raise RuntimeError("the candidate rows of the sites and of the switch-ins differ in number")
         drops, seen, matched = GapDrops(M.YIELD_TO_SWITCH_IN, gaps), 0, 0
-        for yts, e, nxt in _with_next_yield(self._yields(last, sites, occ)):
+        for (yts, e), nxt in with_next(self._yields(last, sites, occ), key=lambda b: b[0]):
             ia = np.flatnonzero((e != NONE) & (e < nxt)).astype(np.int64)
             start, end = yts[ia], e[ia]
             keep = drops.keep(start, end)
@@ -184,13 +185,3 @@ class ContextSwitchStream:
         drops.log(drop_log)
 
 
-def _with_next_yield(batches: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any, Any]]:
-    """Each batch of yields ``(yts, e)`` with each yield's next yield time (of this batch or the
-    next one; int64 max after the last yield of all)."""
-    prev = None
-    for cur in batches:
-        if prev is not None:
-            yield prev[0], prev[1], np.append(prev[0][1:], cur[0][0])
-        prev = cur
-    if prev is not None:
-        yield prev[0], prev[1], np.append(prev[0][1:], np.iinfo(np.int64).max)

@@ -17,6 +17,7 @@ from analyzers.metrics.base import (
     pair_next,
     site_interval_batches,
     summary_fields,
+    with_next,
 )
 from analyzers.metrics.context_switch import ContextSwitchSummary
 from analyzers.metrics.cpu_load import (
@@ -71,7 +72,7 @@ def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
 
 __all__ = [
     "user_metrics", "cs_metrics", "isr_metrics", "workload_metrics", "channel_index",
-    "pair_next", "site_interval_batches", "TableParts", "ContextSwitchSummary",
+    "pair_next", "site_interval_batches", "with_next", "TableParts", "ContextSwitchSummary",
     "site_by_name",
     "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
     "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",

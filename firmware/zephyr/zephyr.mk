@@ -65,18 +65,21 @@ zephyr-fetch:
 # QEMU image booted to its CT_DONE sentinel. The Zephyr captures are rebuilt (elf_sha256) and one is
 # recorded again bit for bit by tests/firmware/test_reproduce_lines.py in `make test-all`.
 ZFW_CI_LOG ?= $(FW_BUILD)/ci-zephyr.log
+# images built at once: each in its own folder; a Zephyr configure runs on one core
+ZFW_CI_JOBS ?= 2
 ZFW_CI_QEMU := $(FW_BUILD)/qemu_netduinoplus2/zephyr
 .PHONY: fw-ci-zephyr ## CI: the Zephyr images (QEMU: every app, CTF, MPU; F429) with zero warnings, QEMU ones booted to CT_DONE
 fw-ci-zephyr:
 	@mkdir -p $(FW_BUILD)
-	@set -o pipefail; t0=$$(date +%s); z='$(MAKE) --no-print-directory fw-zephyr'; \
-	  { set -e; for a in $(ZEPHYR_APPS); do $$z BOARD=qemu_netduinoplus2 APP=$$a; done; \
-	    $$z BOARD=qemu_netduinoplus2 APP=ctx_switch VARIANT=n2-ctf OPTS="-DCT_NTASKS=2 -DCT_ZEPHYR_TRACE=ctf"; \
-	    $$z BOARD=qemu_netduinoplus2 APP=isr_latency VARIANT=mpu OPTS=-DCT_ZEPHYR_MPU=1; \
-	    $$z BOARD=stm32f429i_disco APP=ctx_switch; \
-	    $$z BOARD=stm32f429i_disco APP=isr_latency VARIANT=ctf OPTS=-DCT_ZEPHYR_TRACE=ctf; \
-	  } 2>&1 | tee $(ZFW_CI_LOG) | grep -E '^built'; \
+	@set -o pipefail; t0=$$(date +%s); \
+	  { for a in $(ZEPHYR_APPS); do echo "BOARD=qemu_netduinoplus2 APP=$$a"; done; \
+	    echo 'BOARD=qemu_netduinoplus2 APP=ctx_switch VARIANT=n2-ctf "OPTS=-DCT_NTASKS=2 -DCT_ZEPHYR_TRACE=ctf"'; \
+	    echo 'BOARD=qemu_netduinoplus2 APP=isr_latency VARIANT=mpu OPTS=-DCT_ZEPHYR_MPU=1'; \
+	    echo 'BOARD=stm32f429i_disco APP=ctx_switch'; \
+	    echo 'BOARD=stm32f429i_disco APP=isr_latency VARIANT=ctf OPTS=-DCT_ZEPHYR_TRACE=ctf'; \
+	  } | xargs -P $(ZFW_CI_JOBS) -L 1 $(MAKE) --no-print-directory fw-zephyr 2>&1 | tee $(ZFW_CI_LOG) | grep -E '^built'; rc=$$?; \
 	  n=$$(grep -c '^built ' $(ZFW_CI_LOG)); w=$$(grep -ciE 'warning:' $(ZFW_CI_LOG) || true); \
-	  echo "fw-ci-zephyr: $$n Zephyr images built in $$(( $$(date +%s) - t0 )) s, $$w warnings"; \
+	  echo "fw-ci-zephyr: $$n Zephyr images built in $$(( $$(date +%s) - t0 )) s ($(ZFW_CI_JOBS) at a time), $$w warnings"; \
+	  if [ "$$rc" != 0 ]; then grep -A2 -E 'error:|CMake Error|Error [0-9]|^make.*\*\*\*' $(ZFW_CI_LOG) | head -30; echo "fw-ci-zephyr: a build failed"; exit 1; fi; \
 	  if [ "$$w" != 0 ]; then grep -iE 'warning:' $(ZFW_CI_LOG) | head -20; exit 1; fi
 	$(ZEPHYR_PY) -m tests.firmware.qemu_smoke $(foreach d,calib ctx_switch periodic isr_latency fft_workload ctx_switch-n2-ctf isr_latency-mpu,$(ZFW_CI_QEMU)/$(d)/ct.elf)

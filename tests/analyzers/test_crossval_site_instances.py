@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from analyzers.campaign.instances import CROSSVAL_COLUMNS, site_based_rows
+from analyzers.crossval import verdict
 from analyzers.crossval.verdict import READ_COLUMNS, _instances, first_missing, site_instances
 from analyzers.metrics import spill
 from analyzers.metrics.base import Series, make_table
@@ -71,6 +72,62 @@ def test_a_lost_batch_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(spill.SpilledTable, "batches", lossy)
     assert not _same(site_instances(spilled, site_based_rows).by_metric, _instances(site_based_rows(whole)))
+
+
+def _stacking_peak(make: Any) -> tuple[Any, int, int]:
+    """``verdict._stacked`` of the batches ``make()`` gives (made while traced, so that freeing
+    them counts): the result, the rows and the most bytes held at once beyond the batches."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        parts = make()
+        rows = sum(p.value.size for p in parts)
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        got = verdict._stacked(parts)
+        assert parts == []
+        return got, rows, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def _parts(n: int = 8, rows: int = 1 << 17) -> list[Any]:
+    rng = np.random.default_rng(5)
+    return [verdict._Instances("ns", "tm.count", "tm.count", rng.random(rows), np.arange(rows) + i * rows,
+                               np.arange(rows) + i * rows + 1) for i in range(n)]
+
+
+def test_batches_are_joined_one_column_at_a_time() -> None:
+    """One metric's batches joined (``_stacked``): equal to one concatenation per column, and
+    the extra memory is one column (8 bytes per instance), not all three while the batches live."""
+    parts = _parts()
+    want = {k: np.concatenate([getattr(p, k) for p in parts]) for k in ("value", "start_idx", "end_idx")}
+    del parts
+    got, rows, peak = _stacking_peak(_parts)
+    assert rows == want["value"].size
+    assert (got.unit, got.start_site, got.end_site) == ("ns", "tm.count", "tm.count")
+    for k, v in want.items():
+        np.testing.assert_array_equal(getattr(got, k), v)
+    assert peak <= 10 * rows, f"{peak / rows:.1f} extra bytes per instance"
+
+
+def test_joining_all_columns_while_the_batches_live_is_caught() -> None:
+    """The fault: all three columns concatenated before any batch is let go (48 bytes per
+    instance at the peak) -- the bound above fails it."""
+    def whole(parts: list[Any]) -> Any:
+        cat = {k: np.concatenate([getattr(p, k) for p in parts]) for k in ("value", "start_idx", "end_idx")}
+        first = parts[0]
+        parts.clear()
+        return verdict._Instances(first.unit, first.start_site, first.end_site, **cat)
+
+    real = verdict._stacked
+    try:
+        verdict._stacked = whole
+        _, rows, peak = _stacking_peak(_parts)
+    finally:
+        verdict._stacked = real
+    assert peak > 10 * rows, f"{peak / rows:.1f} extra bytes per instance"
 
 
 def test_the_columns_read_are_those_the_campaign_keeps() -> None:

@@ -87,7 +87,7 @@ def test_lookahead_only_inside_a_block_is_caught(monkeypatch: pytest.MonkeyPatch
 
     a, b = np.array([0, 10]), np.array([12])
     assert _same(a, b, [1], [1])
-    monkeypatch.setattr(base, "_with_next", inside)
+    monkeypatch.setattr(base, "with_next", inside)
     assert not _same(a, b, [1], [1])
 
 

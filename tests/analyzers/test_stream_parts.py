@@ -298,12 +298,12 @@ def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkey
     compared with the next batch's first yield (``pair_next``); without, the comparison fails."""
     from analyzers.stream import ctxswitch
 
-    def inside(batches: Any) -> Any:
+    def inside(batches: Any, key: Any) -> Any:
         for yts, e in batches:
-            yield yts, e, np.append(yts[1:], np.iinfo(np.int64).max)
+            yield (yts, e), np.append(yts[1:], np.iinfo(np.int64).max)
 
     monkeypatch.setattr(sparts, "BATCH", 7)
-    monkeypatch.setattr(ctxswitch, "_with_next_yield", inside)
+    monkeypatch.setattr(ctxswitch, "with_next", inside)
     with pytest.raises(AssertionError):
         assert_same_on_disk(_yields_and_two_cores(), 100, tmp_path)
 

@@ -10,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -199,19 +200,41 @@ def test_every_committed_capture_image_rebuilds_identically(tmp_path, monkeypatc
         rtos_sources(rtos)
     with_zephyr = _have_zephyr()
     monkeypatch.setenv("FW_BUILD", str(tmp_path / "fw"))
-    built: dict[tuple, str] = {}
+    runs = [(spec, rid) for spec, rid in cap_mod.load_campaign() if spec.rtos != "zephyr" or with_zephyr]
+    built = build_images(spec for spec, _ in runs)
     stale = []
-    for spec, rid in cap_mod.load_campaign():
-        if spec.rtos == "zephyr" and not with_zephyr:
-            continue
+    for spec, rid in runs:
         run_json = CAPTURES / cap_mod.BOARD / spec.rtos / spec.app_dir / rid / "run.json"
         meta = json.loads(run_json.read_text())
-        key = (spec.rtos, spec.app, spec.variant, tuple(spec.options.items()))
-        if key not in built:
-            built[key] = cap_mod.sha256_file(cap_mod.build_firmware(spec))
-        if built[key] != meta["firmware"]["elf_sha256"]:
+        if built[image_key(spec)] != meta["firmware"]["elf_sha256"]:
             stale.append(f"{spec.rtos}/{spec.app_dir}/{rid}")
     assert not stale, f"stale captures (rerun `make campaign ONLY=..`): {stale}"
+
+
+def image_key(spec) -> tuple:
+    """What decides a campaign run's image: two runs with the same key share one build."""
+    return (spec.rtos, spec.app, spec.variant, tuple(spec.options.items()))
+
+
+def build_images(specs, workers: int = 2) -> dict[tuple, str]:
+    """Build every distinct image of ``specs`` once; ``image_key`` -> the ELF's SHA-256.
+
+    Images that share a build folder (``rtos``/``app_dir``) are built one after the other in that
+    folder, and different folders ``workers`` at a time (a Zephyr configure runs on one core, so
+    two builds keep both cores busy). Zephyr folders go first: they take longest."""
+    folders: dict[tuple, list] = {}
+    for spec in specs:
+        group = folders.setdefault((spec.rtos, spec.app_dir), [])
+        if all(image_key(s) != image_key(spec) for s in group):
+            group.append(spec)
+
+    def build(group: list) -> list[tuple[tuple, str]]:
+        return [(image_key(s), cap_mod.sha256_file(cap_mod.build_firmware(s))) for s in group]
+
+    order = sorted(folders, key=lambda f: f[0] != "zephyr")
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = pool.map(build, [folders[f] for f in order])
+        return dict(pair for pairs in done for pair in pairs)
 
 
 def test_one_count_of_runs_everywhere():
@@ -224,3 +247,42 @@ def test_one_count_of_runs_everywhere():
     for doc in (ROOT / "README.md", CAPTURES / "README.md"):
         said = {int(n) for n in re.findall(r"holds (?:\*\*)?(\d+) (?:campaign )?runs", doc.read_text())}
         assert said == {len(runs)}, f"{doc.name} says {sorted(said)} runs, campaign.toml has {len(runs)}"
+
+
+def test_build_images_never_shares_a_folder_between_two_builds(monkeypatch):
+    """``build_images`` (the rebuild check's two workers): every distinct image is built once, and
+    no build folder is used by two builds at the same time (they would overwrite each other's
+    objects). A fake build sleeps so that overlaps show."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    busy: set[tuple] = set()
+    clashes, calls = [], []
+    lock = threading.Lock()
+
+    def fake_build(spec):
+        folder = (spec.rtos, spec.app_dir)
+        with lock:
+            if folder in busy:
+                clashes.append(folder)
+            busy.add(folder)
+            calls.append(image_key(spec))
+        time.sleep(0.02)
+        with lock:
+            busy.discard(folder)
+        return spec
+
+    monkeypatch.setattr(cap_mod, "build_firmware", fake_build)
+    monkeypatch.setattr(cap_mod, "sha256_file", lambda spec: f"sha-{image_key(spec)}")
+
+    def spec(rtos, app, **options):
+        return SimpleNamespace(rtos=rtos, app=app, variant="", app_dir=app, options=options)
+
+    specs = [spec("freertos", "isr_latency-long"), spec("freertos", "isr_latency-long", CT_N=2),
+             spec("freertos", "isr_latency-long"), spec("zephyr", "calib"), spec("threadx", "calib"),
+             spec("zephyr", "calib", CT_LOAD=1), spec("zephyr", "periodic")]
+    built = build_images(specs, workers=3)
+    assert clashes == []
+    assert sorted(calls) == sorted(built) and len(built) == 6
+    assert all(v == f"sha-{k}" for k, v in built.items())
