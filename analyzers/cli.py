@@ -319,6 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     plain_warnings()  # --on-corrupt warn: one line per damaged spot, not a Python warning
     try:
         return int(args.func(args) or 0)
+    except OSError as e:  # a full disk: one line naming the folder, not a traceback
+        from ._disk import no_space
+
+        out = getattr(args, "output", None)
+        folder = Path.cwd() if out is None else out if Path(out).is_dir() else Path(out).parent
+        full = no_space(e, folder, f"running `crosstrace {command}`")
+        if full is None:
+            raise
+        print(f"crosstrace: {full}", file=sys.stderr)
+        return 1
     except ModuleNotFoundError as e:  # an optional part without its extra: one line, not a traceback
         extra = OPTIONAL_EXTRAS.get((e.name or "").split(".")[0])
         if extra is None:

@@ -25,6 +25,19 @@ except ImportError:  # pragma: no cover
     pass
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Parsed CTF metadata is cached (``trace_parsers.ctf.cache``) in a folder of this session, which
+    subprocesses inherit, never in the user's own cache (``tests/trace_parsers/ctf/test_cache.py``
+    points it elsewhere per test)."""
+    import shutil
+    import tempfile
+
+    if "CROSSTRACE_CACHE_DIR" not in os.environ:
+        d = tempfile.mkdtemp(prefix="crosstrace-test-cache-")
+        os.environ["CROSSTRACE_CACHE_DIR"] = d
+        config.add_cleanup(lambda: shutil.rmtree(d, ignore_errors=True))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
 

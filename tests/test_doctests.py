@@ -16,6 +16,7 @@ MODULES = [
     "analyzers.metrics.registry",
     "analyzers.user_config",
     "analyzers.site_arrays",
+    "analyzers._disk",
     "analyzers.campaign.discover",
     "analyzers.campaign.tables",
 ]

@@ -81,6 +81,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "AN_HASH_MISMATCH": (Severity.ERROR, "a recording differs from the SHA-256 its run.json declares"),
     "AN_BAD_RUN_JSON": (Severity.ERROR, "a capture folder's run.json is not a valid JSON object"),
     "AN_NO_RECORDING": (Severity.ERROR, "a capture folder holds no trace and no logic capture"),
+    "AN_NO_SPACE": (Severity.ERROR, "the disk of the output folder is full (or its quota used up): "
+                    "the message names the folder and its free space"),
     "INTERNAL": (Severity.ERROR, "an unexpected error inside crosstrace (a bug); the message names the file"),
 }
 

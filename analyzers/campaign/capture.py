@@ -101,6 +101,11 @@ def _failure(capture_id: str, folder: Path, dest: Path, e: Exception) -> dict[st
     """The result of a capture that could not be analyzed. crosstrace's own errors keep their code
     (their message names the file and offset); anything else is a bug, reported as ``INTERNAL``
     with the recording it happened on. Decoded events files already written are said to be kept."""
+    from .._disk import no_space
+
+    full = no_space(e, dest, "analyzing the capture")
+    if full is not None:  # the disk filled up (scratch of a long recording): the user's to fix
+        e = full
     code = getattr(e, "code", None)
     error = str(e)
     if not isinstance(code, str):

@@ -36,6 +36,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# mutated TSDL metadata would each leave a parse in the user's cache (trace_parsers.ctf.cache)
+os.environ.setdefault("CROSSTRACE_CACHE_DIR", "off")
+
 from mutate import mutate  # noqa: E402
 from seeds import FORMATS, all_seeds  # noqa: E402
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from .._meta import Diagnostic  # NumPy-free: sniffing (and a small `info`) import this module
 from ..errors import TraceError, TraceFormatError, diagnostic, validate_on_corrupt
+from . import cache
 from .decode import Compiled
 from .packets import RawEvent, StreamDecoder
 from .tsdl import looks_like_metadata, parse_metadata
@@ -129,9 +130,14 @@ def sniff(head: bytes, path: Any = None) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _compiled(mdata: bytes) -> Compiled:
-    """Parsed and compiled metadata, cached by content (Zephyr's 2200-line file takes ~0.1 s)."""
+    """Parsed and compiled metadata, cached by content (Zephyr's 2200-line file takes ~0.1 s):
+    in this process, and the parse across processes (:mod:`.cache`)."""
     try:
-        return Compiled(parse_metadata(mdata))
+        meta = cache.load(mdata)
+        if meta is None:
+            meta = parse_metadata(mdata)
+            cache.store(mdata, meta)
+        return Compiled(meta)
     except RecursionError:
         raise TraceFormatError("the TSDL metadata nests types too deeply", code="CTF_BAD_METADATA",
                                offset=0) from None

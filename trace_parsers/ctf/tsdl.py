@@ -48,13 +48,19 @@ __all__ = ["ArrayT", "ClockDecl", "EnumT", "EventDecl", "FloatT", "IntT", "Metad
 # Lexer
 # ----------------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"""
-    (?P<ws>\s+|/\*.*?\*/|//[^\n]*)
-  | (?P<str>"(?:[^"\\]|\\.)*")
-  | (?P<num>0[xX][0-9a-fA-F]+[uUlL]*|[0-9]+[uUlL]*)
-  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<op>:=|\.\.\.|->|[{}()\[\];:=,<>.+\-*])
+#: Whitespace and comments, each matching one way only (a block comment ends at its first ``*/``, a
+#: line comment at the line end, a run of spaces is taken whole), so backtracking can neither stretch
+#: a comment over an error nor start a token inside a comment, and stays linear.
+_SKIP = r"\s*(?:(?:/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|//[^\n]*(?![^\n]))\s*)*"
+#: One token with what precedes it; ``end`` matches after the last token.
+_TOKEN = re.compile(_SKIP + r"""
+    (?:(?P<str>"(?:[^"\\]|\\.)*")
+     | (?P<num>0[xX][0-9a-fA-F]+[uUlL]*|[0-9]+[uUlL]*)
+     | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+     | (?P<op>:=|\.\.\.|->|[{}()\[\];:=,<>.+\-*])
+     | (?P<end>\Z))
 """, re.S | re.X)
+_SPACE = re.compile(_SKIP, re.S)
 
 PACKET_META_MAGIC = 0x75D11D57
 PACKET_META_HEADER = 37  # bytes: magic, uuid[16], checksum, content_size, packet_size, 5 u8
@@ -65,18 +71,26 @@ def _error(msg: str, offset: int) -> TraceFormatError:
 
 
 def tokenize(text: str) -> list[tuple[str, str, int]]:
-    """(kind, text, offset) tokens; comments and whitespace dropped."""
+    """(kind, text, offset) tokens; comments and whitespace dropped. An error names the first
+    character no token starts with, never one inside a comment stretched over it:
+
+    >>> tokenize("id = 0x1F; // done")
+    [('id', 'id', 0), ('op', '=', 3), ('num', '0x1F', 5), ('op', ';', 9)]
+    >>> tokenize("a /* b */ @ /* c */ d")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trace_parsers.errors.TraceFormatError: <input>:0xa: unexpected character '@' ...
+    """
     out: list[tuple[str, str, int]] = []
-    pos, n = 0, len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise _error(f"unexpected character {text[pos]!r} in the TSDL metadata", pos)
+    match, pos = _TOKEN.match, 0
+    while (m := match(text, pos)) is not None:  # anchored: a failure costs one scan, not one per start
         kind = m.lastgroup or ""
-        if kind != "ws":
-            out.append((kind, m.group(), pos))
-        pos = m.end()
-    return out
+        if kind == "end":
+            return out
+        start, pos = m.start(kind), m.end()
+        out.append((kind, text[start:pos], start))
+    bad = _SPACE.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+    raise _error(f"unexpected character {text[bad]!r} in the TSDL metadata", bad)
 
 
 def depacketize(data: bytes) -> str:
@@ -137,8 +151,10 @@ class Parser:
 
     # -- token helpers --------------------------------------------------------------------------
     def peek(self, k: int = 0) -> tuple[str, str, int]:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else ("eof", "", len(self.text))
+        try:
+            return self.toks[self.i + k]
+        except IndexError:
+            return ("eof", "", len(self.text))
 
     def next(self) -> tuple[str, str, int]:
         t = self.peek()
@@ -146,7 +162,8 @@ class Parser:
         return t
 
     def accept(self, s: str) -> bool:
-        if self.peek()[1] == s and self.peek()[0] in ("op", "id"):
+        kind, txt, _ = self.peek()
+        if txt == s and kind in ("op", "id"):
             self.i += 1
             return True
         return False

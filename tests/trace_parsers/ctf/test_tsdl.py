@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
 import struct
 
 import pytest
 
+from tests.conftest import ROOT
 from trace_parsers.ctf.tsdl import (
     PACKET_META_MAGIC,
     ArrayT,
@@ -16,6 +19,7 @@ from trace_parsers.ctf.tsdl import (
     VariantT,
     looks_like_metadata,
     parse_metadata,
+    tokenize,
 )
 from trace_parsers.errors import TraceFormatError
 
@@ -122,3 +126,60 @@ def test_deeply_nested_metadata_is_our_error(tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(TraceFormatError, match="nests types too deeply") as e:
         read_ctf(tmp_path)
     assert e.value.code == "CTF_BAD_METADATA"
+
+
+# one token or one run of whitespace/comments per match: the tokenizer before it skipped both in
+# one match (kept here as the reference the faster one must equal)
+_REFERENCE = re.compile(r"""
+    (?P<ws>\s+|/\*.*?\*/|//[^\n]*)
+  | (?P<str>"(?:[^"\\]|\\.)*")
+  | (?P<num>0[xX][0-9a-fA-F]+[uUlL]*|[0-9]+[uUlL]*)
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>:=|\.\.\.|->|[{}()\[\];:=,<>.+\-*])
+""", re.S | re.X)
+
+
+def reference_tokens(text: str) -> list[tuple[str, str, int]] | int:
+    """The tokens, or the offset of the first character no token can start with."""
+    out, pos = [], 0
+    while pos < len(text):
+        m = _REFERENCE.match(text, pos)
+        if m is None:
+            return pos
+        if m.lastgroup != "ws":
+            out.append((m.lastgroup or "", m.group(), pos))
+        pos = m.end()
+    return out
+
+
+def tokens_or_offset(text: str) -> list[tuple[str, str, int]] | int:
+    try:
+        return tokenize(text)
+    except TraceFormatError as e:
+        return e.offset if e.offset is not None else -1
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("a /* b */ @ /* c */ d", 10),  # not one comment from '/* b' to 'c */'
+    ("a // x\n@ y", 7),              # no token 'x' from inside the comment
+    ("a /* open", 2),                # a comment never closed
+    ("x" + " " * 5000 + "@", 5001),
+])
+def test_tokenizer_errors_where_the_reference_does(text: str, bad: int) -> None:
+    assert reference_tokens(text) == bad
+    assert tokens_or_offset(text) == bad
+
+
+def test_tokenizer_equals_the_reference() -> None:
+    zephyr = (ROOT / "captures/qemu_netduinoplus2/zephyr/calib-ctf/ref/metadata").read_text()
+    texts = [zephyr] + [p.read_text() for p in sorted(TSDL.glob("*.tsdl"))]
+    rnd = random.Random(18)
+    pieces = ["a", "b1", "_x", " ", "\n", "\t", "/*", "*/", "//", "*", "/", '"', "\\", "0x1F", "12u",
+              "{", "}", ";", ":=", "...", "->", "@", "$", ".", "-", "+", "=", ",", "**", "*/*"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 40))) for _ in range(5000)]
+    errors = 0
+    for t in texts:
+        want = reference_tokens(t)
+        errors += isinstance(want, int)
+        assert tokens_or_offset(t) == want, t
+    assert 1000 < errors < 4000  # both kinds of text were tried
