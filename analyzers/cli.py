@@ -127,7 +127,7 @@ def _edges_by_index(trace: Any) -> dict[int, int]:
 
     from trace_parsers.model import EventKind
 
-    ev = trace.events
+    ev = trace.columns
     is_edge = (ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)
     idx, cnt = np.unique(ev["marker"][is_edge], return_counts=True)
     return dict(zip(idx.tolist(), cnt.tolist()))

@@ -169,7 +169,7 @@ def trace_site_events(trace: Trace, sites: Sequence[Site]) -> SiteEvents:
     reader that maps TraceX user events to MARK), or USER events with ``src_id == 4096 + id``."""
     from .metrics.stats import overflow_gaps
 
-    ev = trace.events
+    ev = trace.columns
     out = SiteEvents("trace", gaps=overflow_gaps(trace), tick_ns=tick_ns(trace))
     if not sites or ev.shape[0] == 0:
         return out
@@ -200,7 +200,7 @@ def trace_site_events(trace: Trace, sites: Sequence[Site]) -> SiteEvents:
 def logic_site_events(capture: Trace, sites: Sequence[Site]) -> SiteEvents:
     """Site occurrences from a logic capture: every edge on the channel named after the site
     (its ``channel``, dotted name or pin, case-insensitive)."""
-    ev = capture.events
+    ev = capture.columns
     out = SiteEvents("logic", tick_ns=tick_ns(capture))
     chans = {_norm(c.name): c.index for c in capture.channels}
     found = []

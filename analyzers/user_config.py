@@ -194,7 +194,7 @@ def _by_name(items: Sequence[Any], attr: str, key: str) -> int | None:
 def trace_occurrences(trace: Trace, selector: str) -> np.ndarray:
     """Times (sorted int64) of every trace event a selector names."""
     kind, key, sub = check_selector(selector)
-    ev = trace.events
+    ev = trace.columns
     k = ev["kind"]
     mark_kind = {"mark": EventKind.MARK, "mark_start": EventKind.MARK_START, "mark_stop": EventKind.MARK_STOP}
     if kind in mark_kind or kind.startswith("marker"):
@@ -246,7 +246,7 @@ def _isr_rows(ev: np.ndarray, irq: int, sub: str | None) -> np.ndarray:
 
 def logic_occurrences(capture: Trace, selector: str, pins: Sequence[PinMap]) -> np.ndarray:
     """Times of the edges of the channel mapped to ``selector`` (with the mapped edge kind)."""
-    ev = capture.events
+    ev = capture.columns
     chans = {c.name.strip().lower(): c.index for c in capture.channels}
     out = []
     for p in pins:

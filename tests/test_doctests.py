@@ -9,6 +9,7 @@ import pytest
 
 MODULES = [
     "trace_parsers.model",
+    "trace_parsers.columns",
     "analyzers.metrics.base",
     "analyzers.metrics.isr_latency",
     "analyzers.metrics.cpu_load",

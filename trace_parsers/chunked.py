@@ -59,8 +59,9 @@ def slice_trace(trace: Trace, chunk_events: int) -> Iterator[Trace]:
     if chunk_events < 1:
         raise ValueError(f"chunk_events must be at least 1, got {chunk_events!r}")
     n = len(trace)
+    held = trace.columns if trace.columnar else trace.events  # slices of what the trace holds
     for lo in range(0, max(n, 1), chunk_events):
-        yield Trace(trace.events[lo:lo + chunk_events], trace.meta, tasks=trace.tasks, isrs=trace.isrs,
+        yield Trace(held[lo:lo + chunk_events], trace.meta, tasks=trace.tasks, isrs=trace.isrs,
                     markers=trace.markers, channels=trace.channels,
                     diagnostics=trace.diagnostics if lo == 0 else (), strings=trace.strings)
 

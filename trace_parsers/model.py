@@ -45,6 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; keep imports light on the `
     import polars
     import pyarrow
 
+    from .columns import Columns
+
+
 #: ``value`` is nullable: NumPy stores this sentinel, Arrow/pandas/polars show it as null.
 VALUE_NULL = np.iinfo(np.int64).min
 
@@ -164,15 +167,21 @@ META_FIELDS_DOC: dict[str, str] = {
 class Trace:
     """A decoded recording: events plus side tables and metadata.
 
-    ``events`` is a NumPy structured array with dtype :data:`EVENT_DTYPE`, sorted by ``ts``
-    (stable; ties keep source order).  ``strings`` holds LOG message texts referenced by ``value``.
+    The events are held as columns (:attr:`columns`, a :class:`~trace_parsers.columns.Columns`:
+    one array per column, each in the cheapest storage) or as rows (:attr:`events`, a NumPy
+    structured array with dtype :data:`EVENT_DTYPE`), whichever the reader made; each view is
+    made from the other on first use. Sorted by ``ts`` (stable; ties keep source order).
+    Asking a columnar trace for :attr:`events` builds the row table (51 B/event) once and then
+    keeps only it, with :attr:`columns` viewing its fields. ``strings`` holds LOG message texts
+    referenced by ``value``.
     """
 
-    __slots__ = ("events", "meta", "tasks", "isrs", "markers", "channels", "diagnostics", "strings")
+    __slots__ = ("_rows", "_cols", "meta", "tasks", "isrs", "markers", "channels", "diagnostics",
+                 "strings")
 
     def __init__(
         self,
-        events: np.ndarray,
+        events: np.ndarray | Columns,
         meta: TraceMeta,
         *,
         tasks: Sequence[Task] = (),
@@ -182,8 +191,6 @@ class Trace:
         diagnostics: Sequence[Diagnostic] = (),
         strings: Sequence[str] = (),
     ) -> None:
-        if events.dtype != EVENT_DTYPE:
-            raise TypeError(f"events must have dtype EVENT_DTYPE, got {events.dtype}")
         self.events = events
         self.meta = meta
         self.tasks = list(tasks)
@@ -193,9 +200,45 @@ class Trace:
         self.diagnostics = list(diagnostics)
         self.strings = list(strings)
 
+    # -- the events, as rows or columns ---------------------------------------------------------
+    @property
+    def events(self) -> np.ndarray:
+        """The events as an ``EVENT_DTYPE`` structured array (built from the columns once)."""
+        if self._rows is None:
+            self._rows = self._cols.to_records()
+            self._cols = None  # from now on the columns view the rows' fields
+        return self._rows
+
+    @events.setter
+    def events(self, events: np.ndarray | Columns) -> None:
+        from .columns import Columns
+
+        if isinstance(events, Columns):
+            self._rows, self._cols = None, events
+        elif isinstance(events, np.ndarray) and events.dtype == EVENT_DTYPE:
+            self._rows, self._cols = events, None
+        else:
+            got = events.dtype if isinstance(events, np.ndarray) else type(events).__name__
+            raise TypeError(f"events must have dtype EVENT_DTYPE or be Columns, got {got}")
+
+    @property
+    def columns(self) -> Columns:
+        """The events as :class:`~trace_parsers.columns.Columns` (views of the rows' fields
+        when the trace holds rows): ``trace.columns["ts"]``, ``trace.columns[mask]``."""
+        if self._cols is None:
+            from .columns import Columns
+
+            self._cols = Columns.from_records(self._rows)
+        return self._cols
+
+    @property
+    def columnar(self) -> bool:
+        """True while the events are held as columns only (no row table built)."""
+        return self._rows is None
+
     # -- conveniences -------------------------------------------------------------------------
     def __len__(self) -> int:
-        return int(self.events.shape[0])
+        return len(self._rows) if self._rows is not None else len(self._cols)
 
     def __repr__(self) -> str:
         return (f"<Trace {self.meta.source_format} {len(self)} events, {len(self.tasks)} tasks, "
@@ -206,7 +249,8 @@ class Trace:
         """Last minus first ``ts`` (ns, or ticks if ``tick_hz`` is unknown); 0 if empty."""
         if len(self) == 0:
             return 0
-        return int(self.events["ts"][-1]) - int(self.events["ts"][0])
+        ts = self.columns["ts"]
+        return int(ts[-1]) - int(ts[0])
 
     def task_name(self, ctx_id: int) -> str:
         for t in self.tasks:
@@ -216,7 +260,7 @@ class Trace:
 
     def counts_by_kind(self) -> dict[str, int]:
         """``{EventKind name: count}`` for the kinds present."""
-        kinds, counts = np.unique(self.events["kind"], return_counts=True)
+        kinds, counts = np.unique(self.columns["kind"], return_counts=True)
         return {EventKind(int(k)).name: int(c) for k, c in zip(kinds, counts)}
 
     def diagnostics_at_least(self, severity: Severity) -> list[Diagnostic]:
@@ -228,10 +272,10 @@ class Trace:
         import pyarrow as pa
 
         arrays = []
-        n = len(self.events)
+        n, cols = len(self), self.columns
         for c in EVENT_COLUMNS:
             typ = getattr(pa, c.arrow)()
-            col = np.ascontiguousarray(self.events[c.name], dtype=np.dtype(typ.to_pandas_dtype()))
+            col = np.ascontiguousarray(cols[c.name], dtype=np.dtype(typ.to_pandas_dtype()))
             validity = None
             if c.nullable:
                 null = col == VALUE_NULL
@@ -267,7 +311,8 @@ class Trace:
 
     def select(self, mask: np.ndarray) -> Trace:
         """A trace with the same side tables and only the events where ``mask`` is true."""
-        return Trace(self.events[mask], self.meta, tasks=self.tasks, isrs=self.isrs,
+        kept = self.events[mask] if self._rows is not None else self.columns[mask]
+        return Trace(kept, self.meta, tasks=self.tasks, isrs=self.isrs,
                      markers=self.markers, channels=self.channels, diagnostics=self.diagnostics,
                      strings=self.strings)
 
@@ -306,7 +351,7 @@ def concat_events(parts: Iterable[np.ndarray]) -> np.ndarray:
 def validate(trace: Trace) -> list[str]:
     """Check the model's invariants; return a list of problems (empty when valid)."""
     problems: list[str] = []
-    ev = trace.events
+    ev = trace.columns
     if ev.dtype != EVENT_DTYPE:
         problems.append("events dtype differs from EVENT_DTYPE")
         return problems
@@ -357,6 +402,15 @@ def schema_markdown() -> str:
             t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
             out.append(f"| `{f.name}` | `{t}` |")
         out.append("")
+    out += ["## Storage", "",
+            "A `Trace` holds its events as columns (`trace.columns`, `trace_parsers.columns.Columns`: one "
+            "array per column) or as rows (`trace.events`, a NumPy structured array of the dtype above), "
+            "whichever its reader made, and builds the other view on first use. The columns of a "
+            "columnar trace may be held narrower than the dtypes above (the narrowest integer width "
+            "that holds every value), as one constant, or sparse (only the rows that differ from the "
+            "column's default: null for `value`, -1 for `target_id`); `trace.columns[name]` always "
+            "gives the column in the dtype above. The SystemView reader makes columns; the other "
+            "readers make rows.", ""]
     out += ["## TraceMeta", "", "| field | meaning |", "|---|---|"]
     for f in dataclasses.fields(TraceMeta):
         out.append(f"| `{f.name}` | {META_FIELDS_DOC.get(f.name, '')} |")

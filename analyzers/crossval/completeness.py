@@ -90,7 +90,7 @@ def missing_sites(tse: SiteEvents, lse: SiteEvents) -> list[dict[str, Any]]:
 
 def edge_counts(capture: Trace) -> dict[str, int]:
     """Edges per channel name of a capture."""
-    ev = capture.events
+    ev = capture.columns
     edges = ev["marker"][(ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)]
     edges = edges[edges >= 0]
     width = max((c.index for c in capture.channels), default=-1) + 1

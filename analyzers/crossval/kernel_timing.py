@@ -34,7 +34,7 @@ KERNEL_BEFORE_SITE: dict[str, tuple[EventKind, bool]] = {
 
 def _site_ctx(trace: Trace, sites: tuple[Site, ...], name: str, t: np.ndarray) -> np.ndarray:
     """ctx_id of each trace occurrence of a site (its MARK/USER rows at those times)."""
-    ev = trace.events
+    ev = trace.columns
     sid = next((s.id for s in sites if s.name == name), None)
     rows = (ev["kind"] == EventKind.MARK) & (ev["marker"] == sid) if sid is not None else None
     if rows is None or int(np.count_nonzero(rows)) != t.size:
@@ -47,7 +47,7 @@ def kernel_vs_pin(
     trace: Trace, alignment: Alignment, tse: SiteEvents, lse: SiteEvents, sites: tuple[Site, ...]
 ) -> list[dict[str, Any]]:
     """One row per (kernel event, site) with n, mean, std, min, max of the lateness in ns."""
-    ev = trace.events
+    ev = trace.columns
     out = []
     for site, (kind, own_task) in KERNEL_BEFORE_SITE.items():
         if site not in alignment.pairs or not alignment.pairs[site][0].size:

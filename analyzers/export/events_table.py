@@ -26,10 +26,10 @@ def write_events(trace: Any, out: Path) -> None:
     kinds = [EventKind(k).name for k in range(len(EventKind))]
     ctxs = [CtxType(k).name for k in range(len(CtxType))]
     # typed: a trace without events gives string columns too (an empty list would infer null)
-    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.events["kind"].tolist()],
+    table = table.append_column("kind_name", pa.array([kinds[k] for k in trace.columns["kind"].tolist()],
                                                       pa.string()))
     table = table.append_column("ctx_type_name",
-                                pa.array([ctxs[k] for k in trace.events["ctx_type"].tolist()], pa.string()))
+                                pa.array([ctxs[k] for k in trace.columns["ctx_type"].tolist()], pa.string()))
     table = with_names(trace, table)
     suffix = out.suffix.lower()
     if suffix == ".parquet":
@@ -53,7 +53,7 @@ def with_names(trace: Any, table: Any) -> Any:
 
     tasks = {t.ctx_id: t.name for t in trace.tasks}
     isrs = {i.number: i.name for i in trace.isrs}
-    ev = trace.events
+    ev = trace.columns
     ct, cid, tgt = ev["ctx_type"].tolist(), ev["ctx_id"].tolist(), ev["target_id"].tolist()
 
     def ctx_name(t: int, c: int) -> str | None:

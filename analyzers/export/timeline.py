@@ -91,7 +91,7 @@ def kernel_intervals(
     Markers and user events are named after their site (the trace's own marker names first)."""
     from ..sites import TRACEX_USER_BASE
 
-    ev = trace.events
+    ev = trace.columns
     tasks = {t.ctx_id: t.name for t in trace.tasks}
     isrs = {i.number: i.name for i in trace.isrs}
     markers = {s.id: s.name for s in sites} | {m.id: m.name for m in trace.markers}
@@ -182,7 +182,7 @@ def metric_intervals(table: Any) -> list[Interval]:
 
 def channels(capture: Any, align: Any = None, site_of: dict[str, str] | None = None) -> list[Channel]:
     """Every logic channel's edges; mapped onto the trace clock when ``align`` is given."""
-    ev = capture.events
+    ev = capture.columns
     kind = ev["kind"]
     edge = (kind == K.EDGE_RISE) | (kind == K.EDGE_FALL)
     sub = ev[edge]

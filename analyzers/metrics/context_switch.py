@@ -57,7 +57,7 @@ def next_context_times(trace: Trace, sites: Sequence[Site]) -> np.ndarray:
     from ..sites import site_by_name
 
     s = site_by_name(sites, "ctx.yield")
-    ev = trace.events
+    ev = trace.columns
     task = ev["ctx_type"] == CtxType.TASK
     if s is None or not task.any():
         return np.zeros(0, np.int64)
@@ -88,7 +88,7 @@ def context_switch_times(
     s, _ = site_interval(YIELD, se, "ctx.yield", "ctx.switch_in", drop_log)
     series.append(s)
     if not is_logic(trace):
-        ev = trace.events
+        ev = trace.columns
         kind = ev["kind"]
         ts = ev["ts"]
         switch_in = kind == EventKind.TASK_SWITCH_IN

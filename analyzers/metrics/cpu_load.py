@@ -161,7 +161,7 @@ _RELEVANT[
 
 def _cores(trace: Trace) -> list[int]:
     """The cores a trace's scheduling events were recorded on (one entry on single-core traces)."""
-    ev = trace.events
+    ev = trace.columns
     if trace.meta.cores <= 1 or not len(ev):
         return [0]
     return sorted(np.unique(ev["core"]).tolist())
@@ -237,7 +237,7 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
             make_table([], "logic" if is_logic(trace) else "trace"),
             CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
         )
-    ev = trace.events
+    ev = trace.columns
     w0, w1 = window if window is not None else (int(ev["ts"][0]), int(ev["ts"][-1]))
     cores = _cores(trace)
     per_core: dict[int, dict[str, int]] = {}

@@ -44,7 +44,7 @@ def test_irq(trace: Trace, sites: Sequence[Site]) -> int | None:
     s = site_by_name(sites, "isr.enter")
     if s is None:
         return None
-    marks = trace.events.take(np.flatnonzero(trace.events["kind"] == EventKind.MARK))
+    marks = trace.columns.take(np.flatnonzero(trace.columns["kind"] == EventKind.MARK))
     sel = (marks["marker"] == s.id) & (marks["ctx_type"] == CtxType.ISR)
     if not sel.any():
         return None
@@ -89,7 +89,7 @@ def isr_to_task_latency(
     s, _ = site_interval(LATENCY, se, "isr.enter", "isr.task_wake", drop_log)
     series.append(s)
     if not is_logic(trace) and len(trace):
-        ev = trace.events
+        ev = trace.columns
         # each column read once: strided reads of the event records are the slow part
         kind, ts = np.ascontiguousarray(ev["kind"]), ev["ts"].astype(np.int64)
         if irq is None:

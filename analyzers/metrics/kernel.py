@@ -86,7 +86,7 @@ class CoreTimeline:
 
 def timelines(trace: Trace) -> list[CoreTimeline]:
     """One :class:`CoreTimeline` per core that has scheduling events."""
-    ev = trace.events
+    ev = trace.columns
     cores = sorted(np.unique(ev["core"]).tolist()) if trace.meta.cores > 1 else [0]
     out = []
     for c in cores:
@@ -137,7 +137,7 @@ def _task_series(
     trace: Trace, tls: list[CoreTimeline], ctx_id: int, gaps: Any, drop_log: DropLog
 ) -> list[Series]:
     """The per-instance metrics of one task."""
-    ev = trace.events
+    ev = trace.columns
     kind, ts = ev["kind"], ev["ts"].astype(np.int64)
     label = _task_label(trace, ctx_id)
     name = label[len("task.") :]
@@ -252,7 +252,7 @@ def _without_gaps(s: Series, gaps: Any, drop_log: DropLog) -> Series:
 
 def _load_series(trace: Trace, tls: list[CoreTimeline], window_ns: int | None) -> list[Series]:
     """Per task and core: share of the core (pct) in consecutive windows."""
-    ts = trace.events["ts"]
+    ts = trace.columns["ts"]
     t0, t1 = int(ts[0]), int(ts[-1])
     w = int(window_ns) if window_ns else max((t1 - t0) // DEFAULT_WINDOWS, 1)
     edges = np.arange(t0, t1 + 1, w, dtype=np.int64)
@@ -284,7 +284,7 @@ def _isr_exit_rows(kind: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _isr_series(trace: Trace, gaps: Any, drop_log: DropLog) -> tuple[list[Series], dict[str, Any]]:
     """Per IRQ: duration and ISR-to-task latency instances; rate and nesting scalars."""
-    ev = trace.events
+    ev = trace.columns
     kind, ts, cid = ev["kind"], ev["ts"].astype(np.int64), ev["ctx_id"]
     names = {i.number: i.name for i in trace.isrs}
     span = (int(ts[-1]) - int(ts[0])) if len(ts) else 0
@@ -363,7 +363,7 @@ def _isr_to_task(
 
 def _switch_counts(trace: Trace, tls: list[CoreTimeline]) -> dict[str, tuple[float, str]]:
     """Switches to a different task (idle counts as a context), per core and in total."""
-    ev = trace.events
+    ev = trace.columns
     out: dict[str, tuple[float, str]] = {}
     total = 0
     for tl in tls:
@@ -382,7 +382,7 @@ def _switch_counts(trace: Trace, tls: list[CoreTimeline]) -> dict[str, tuple[flo
 
 def _switch_time(trace: Trace, gaps: Any, drop_log: DropLog) -> list[Series]:
     """TASK_SWITCH_OUT to the next switch-in (or idle) on the same core, where recorded."""
-    ev = trace.events
+    ev = trace.columns
     out_rows = np.flatnonzero(ev["kind"] == EventKind.TASK_SWITCH_OUT)
     if not out_rows.size:
         return []
@@ -455,7 +455,7 @@ def _one_per_metric(series: list[Series]) -> list[Series]:
 def kernel_metrics(trace: Trace, *, window_ns: int | None = None) -> Result:
     """Every kernel metric of one trace (none for a logic capture or a trace without tasks)."""
     source = "logic" if is_logic(trace) else "trace"
-    ev = trace.events
+    ev = trace.columns
     if is_logic(trace) or not len(trace) or not (ev["kind"] == EventKind.TASK_SWITCH_IN).any():
         return Result(make_table([], source), KernelSummary(source=source))
     drop_log = DropLog()

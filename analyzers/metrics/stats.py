@@ -121,7 +121,7 @@ def overflow_gaps(trace: Trace | None) -> list[tuple[int, int]]:
     """
     if trace is None or len(trace) == 0:
         return []
-    ev = trace.events
+    ev = trace.columns
     idx = np.flatnonzero(ev["kind"] == EventKind.OVERFLOW)
     gaps = []
     for i in idx.tolist():

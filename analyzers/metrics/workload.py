@@ -43,7 +43,7 @@ def uart_text(capture: Trace, baud: int = 115200, channels: Sequence[str] = UART
     if found is None:
         return "", 0
     idx, init = found
-    ev = capture.events
+    ev = capture.columns
     sel = ((ev["kind"] == EventKind.EDGE_RISE) | (ev["kind"] == EventKind.EDGE_FALL)) & (ev["marker"] == idx)
     data, _, errors = decode_edges(
         ev["ts"][sel], (ev["kind"][sel] == EventKind.EDGE_RISE).astype(np.int64), init, baud
@@ -76,7 +76,7 @@ def match_lines(decoded: Sequence[str], reference: Sequence[str]) -> int:
 
 
 def trace_log_lines(trace: Trace) -> list[str]:
-    ev = trace.events
+    ev = trace.columns
     sel = ev["kind"] == EventKind.LOG
     out = []
     for v in ev["value"][sel].tolist():

@@ -105,7 +105,7 @@ def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[st
     tr = _trace(out_dir, cid)
     if tr is not None and len(tr):
         ivs, _, _, _ = kernel_intervals(tr)
-        t0, t1 = int(tr.events["ts"][0]), int(tr.events["ts"][-1])
+        t0, t1 = int(tr.columns["ts"][0]), int(tr.columns["ts"][-1])
         charts = [F.line_chart(load_over_time(ivs, t0, t1), "%", "CPU load over time per core (busy %)")]
         ctx = context_table(ivs, t1 - t0)
         if not ctx.empty:

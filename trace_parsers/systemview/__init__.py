@@ -77,7 +77,7 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
         tr = chunks.read_whole(paths, description=description, on_corrupt=on_corrupt)
         if tr is not None:
             return tr
-    # the default for streams over 1 MiB: one fused Rust pass per stream, bytes -> event rows
+    # the default for streams over 1 MiB: one fused Rust pass per stream, bytes -> event columns
     # (fused.py); for smaller ones or with CROSSTRACE_SV_FUSED=0 the raw columns of each whole
     # stream, then the conversion
     from . import fused

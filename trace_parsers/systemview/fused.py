@@ -1,9 +1,12 @@
-"""``read_systemview`` in one fused Rust pass per stream: bytes -> ``EVENT_DTYPE`` rows.
+"""``read_systemview`` in one fused Rust pass per stream: bytes -> event columns.
 
 The file is read window by window (``WINDOW`` bytes, one reused buffer) into ``_core.SvFused``,
-which decodes each packet and converts it straight into the row buffer that becomes
-``Trace.events``: no raw packet columns, no copy of the events, no whole-array NumPy pass. The
-few metadata and message packets come back as a small ``RawStream`` for the Python side tables.
+which decodes each packet and converts it straight into the columns that become
+``Trace.columns`` (:mod:`trace_parsers.columns`): ``ts`` and ``ts_raw`` as int64/uint64 arrays,
+every other column at the narrowest width that holds its values, as one constant (``core`` of a
+single-core stream) or, for ``value`` and ``target_id``, as the few rows that are not null / -1.
+No raw packet columns, no row table, no copy of the events, no whole-array NumPy pass. The few
+metadata and message packets come back as a small ``RawStream`` for the Python side tables.
 
 The conversion parameters (tick rate and IdShift from INIT, the task handle order, the OS table
 and module offsets, the time origin) are first decided from the start of every stream
@@ -24,7 +27,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .. import _core
-from ..model import EVENT_DTYPE, Diagnostic, Trace, concat_events, empty_events
+from ..columns import concat, from_specs, sort_by_ts
+from ..model import Diagnostic, Trace
 from . import fast
 from .convert import StreamInfo, _collect, _stream_diags, stream_facts
 from .decode import Container, decode_stream, open_container, raw_stream
@@ -163,7 +167,7 @@ def _convert_stream(s: _Stream, p: _Params, si: int, esp: bool, log_base: int, b
                        esp_core_bit=s.esp, ram_base=p.ram_base, shift=p.shift,
                        handles=np.array(p.handles, dtype=np.uint64).tobytes(), named=p.named,
                        mod_first=p.mod_first[si], tick_hz=p.tick_hz, origin=p.origin,
-                       log_base=log_base)
+                       log_base=log_base, columns=True)
     with open(s.file.path, "rb") as f:
         f.seek(s.start)
         _feed(f, fz, s, buf, hasher)
@@ -273,8 +277,8 @@ def _assemble(files: list[_File], streams: list[_Stream], results: list[dict[str
             str_order=int(res["str_order"]),
             core_counts={str(k): c for k, c in res["core_counts"]} if esp else None)
         api_ids.update(res["api_ids"])
-        parts.append(np.frombuffer(res.pop("events"), dtype=EVENT_DTYPE))
-    events = parts[0] if len(parts) == 1 else (concat_events(parts) if parts else empty_events(0))
+        parts.append(from_specs(res.pop("columns"), int(res["rows"])))
+    events = parts[0] if len(parts) == 1 else sort_by_ts(concat(parts))
     del parts
     version = next((fl.cont.version for fl in files if fl.cont.version), "") or "raw"
     return fast._finish(events, infos, scans, stream_meta, diags, d.table, api_ids, strings,

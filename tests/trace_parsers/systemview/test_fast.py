@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import CAPTURES, corpus_dir
 from trace_parsers import _core
-from trace_parsers.model import CtxType, EventKind, Trace
+from trace_parsers.model import EVENT_DTYPE, CtxType, EventKind, Trace
 from trace_parsers.systemview import fast, fused, read_systemview
 
 from ._encoder import HEADER_OPENOCD, Encoder
@@ -68,11 +68,13 @@ def differences(a: Any, b: Any) -> list[str]:
     if isinstance(a, tuple) or isinstance(b, tuple):
         return [] if a == b else [f"outcome {a!r:.200} != {b!r:.200}"]
     out = []
-    if a.events.dtype != b.events.dtype or a.events.shape != b.events.shape:
-        return [f"events {a.events.shape} != {b.events.shape}"]
-    for name in a.events.dtype.names:
-        x, y = a.events[name], b.events[name]
-        if not np.array_equal(x, y):
+    if len(a) != len(b):
+        return [f"events {len(a)} != {len(b)}"]
+    for name in EVENT_DTYPE.names:  # each column as trace.columns gives it (no row table built)
+        x, y = a.columns[name], b.columns[name]
+        if x.dtype != y.dtype:
+            out.append(f"column {name} dtype {x.dtype} != {y.dtype}")
+        elif not np.array_equal(x, y):
             i = np.flatnonzero(x != y)[:3].tolist()
             out.append(f"column {name} rows {i}: {x[i].tolist()} != {y[i].tolist()}")
     for attr in ("meta", "tasks", "isrs", "markers", "channels", "diagnostics", "strings"):

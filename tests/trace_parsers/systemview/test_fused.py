@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from trace_parsers import _core
@@ -103,7 +104,22 @@ def test_windows_identical(window: int, tmp_path: Path, monkeypatch: pytest.Monk
     p.write_bytes(_random_stream(random.Random(11), n=300))
     ref = _outcome(p, monkeypatch, False)
     monkeypatch.setattr(fused, "WINDOW", window)
-    assert differences(ref, _outcome(p, monkeypatch, True)) == []
+    got = _outcome(p, monkeypatch, True)
+    assert differences(ref, got) == []
+    assert got.columnar  # held as columns; the row table built from them equals the reference
+    assert got.events.tobytes() == ref.events.tobytes()
+
+
+def test_columns_are_compact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused read holds narrow, constant and sparse columns, well under the 51-byte row."""
+    p = tmp_path / "c.SVDat"
+    p.write_bytes(_random_stream(random.Random(5), n=3000))
+    got = _outcome(p, monkeypatch, True)
+    held = got.columns.describe()
+    assert held["ts"] == "int64" and held["ts_raw"] == "uint64"
+    assert held["core"] == "const 0" and held["value"].startswith("sparse")
+    assert got.columns.storage("kind").itemsize == 1
+    assert got.columns.nbytes < 36 * len(got)
 
 
 def test_comparison_detects_a_changed_fused_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +138,11 @@ def test_comparison_detects_a_changed_fused_row(tmp_path: Path, monkeypatch: pyt
 
         def finish(self) -> Any:
             d = self.inner.finish()
-            d["events"][23 + 51 * 5] ^= 1  # target_id of the sixth event
+            val = d["columns"]["target_id"]["val"]  # the sixth target_id that is not -1
+            if val["kind"] == "const":
+                d["columns"]["target_id"]["val"] = {**val, "value": val["value"] ^ 1}
+            else:
+                val["data"][5 * np.dtype(val["dtype"]).itemsize] ^= 1
             return d
 
     monkeypatch.setattr(_core, "SvFused", Broken)

@@ -1,6 +1,8 @@
 //! crosstrace-core: sequential byte decoding for trace_parsers.
 //! Pure decode modules never import pyo3; the bindings live in `python` (feature `python`).
 
+pub mod adaptive;
+pub mod sv_cols_out;
 pub mod sv_fused;
 pub mod sv_model;
 pub mod sv_scan;

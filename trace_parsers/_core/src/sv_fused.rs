@@ -1,14 +1,15 @@
-//! The fused SystemView read: packets go from the decoder straight into `EVENT_DTYPE` rows,
-//! with no raw columns in between. One `Fused` sink per window of a stream; the state that
-//! outlives a window (`FusedState`: scan, running conversion state, the few metadata packets
-//! kept for the Python side) carries over, so a stream fed window by window gives the rows and
-//! side tables of one pass over the whole stream.
+//! The fused SystemView read: packets go from the decoder straight into `EVENT_DTYPE` rows (or
+//! the event columns of `sv_cols_out`: `RowOut`), with no raw columns in between. One `Fused`
+//! sink per window of a stream; the state that outlives a window (`FusedState`: scan, running
+//! conversion state, the few metadata packets kept for the Python side) carries over, so a
+//! stream fed window by window gives the rows and side tables of one pass over the whole
+//! stream.
 //!
 //! The conversion parameters (tick rate, origin, task handles, OS table) are fixed before the
 //! pass; the caller checks them against what the whole stream's metadata decides and converts
 //! again when they differ (`trace_parsers/systemview/fast.py`).
 
-use crate::sv_model::{Conv, ConvState, Params, ROW};
+use crate::sv_model::{write_row, Conv, ConvState, Fields, Params, ROW};
 use crate::sv_scan::{Class, ScanAcc};
 use crate::systemview::{truncate_aux, Owned, Pkt, Side, Sink};
 
@@ -59,23 +60,41 @@ pub struct FusedState {
     pub rows: usize,
 }
 
-/// The sink of one window: rows from `st.rows` on into `out` (whole `ROW`-byte rows).
-pub struct Fused<'a, 's, 'o> {
+/// Where `Fused` puts the rows of a window.
+pub trait RowOut {
+    /// Rows it has room for (the stream's rows so far included).
+    fn cap(&self) -> usize;
+    /// Row `k` of the stream (rows come in order, from the stream's first).
+    fn put(&mut self, k: usize, f: &Fields);
+    /// End of the window.
+    fn done(&mut self) {}
+}
+
+/// `EVENT_DTYPE` rows: every row of the stream so far and room for more (whole `ROW`-byte rows).
+impl RowOut for &mut [u8] {
+    #[inline(always)]
+    fn cap(&self) -> usize {
+        self.len() / ROW
+    }
+
+    #[inline(always)]
+    fn put(&mut self, k: usize, f: &Fields) {
+        write_row(&mut self[k * ROW..(k + 1) * ROW], f);
+    }
+}
+
+/// The sink of one window: rows from `st.rows` on into `out`.
+pub struct Fused<'a, 's, W: RowOut> {
     st: &'s mut FusedState,
     conv: Conv<'a, 's>,
-    out: &'o mut [u8],
+    out: W,
     cap: usize,
 }
 
-impl<'a, 's, 'o> Fused<'a, 's, 'o> {
-    /// `out` holds every row of the stream so far and room for more (`out.len() / ROW` rows).
-    pub fn new(
-        p: &'a Params<'a>,
-        st: &'s mut FusedState,
-        conv: &'s mut ConvState,
-        out: &'o mut [u8],
-    ) -> Self {
-        let cap = out.len() / ROW;
+impl<'a, 's, W: RowOut> Fused<'a, 's, W> {
+    /// `out` holds every row of the stream so far and room for more.
+    pub fn new(p: &'a Params<'a>, st: &'s mut FusedState, conv: &'s mut ConvState, out: W) -> Self {
+        let cap = out.cap();
         Fused {
             st,
             conv: Conv::new(p, conv),
@@ -85,12 +104,13 @@ impl<'a, 's, 'o> Fused<'a, 's, 'o> {
     }
 
     /// End of the window: the running conversion state goes back to its `ConvState`.
-    pub fn done(self) {
+    pub fn done(mut self) {
+        self.out.done();
         self.conv.done();
     }
 }
 
-impl Sink for Fused<'_, '_, '_> {
+impl<W: RowOut> Sink for Fused<'_, '_, W> {
     #[inline(always)]
     fn row(&self) -> usize {
         self.st.kept.len()
@@ -126,8 +146,8 @@ impl Sink for Fused<'_, '_, '_> {
             return;
         }
         let k = st.rows;
-        let row = &mut self.out[k * ROW..(k + 1) * ROW];
-        self.conv.write(row, p.id, p.core, p.nv, p.ts, p.v, p.off);
+        let f = self.conv.fields(p.id, p.core, p.nv, p.ts, p.v, p.off);
+        self.out.put(k, &f);
         st.rows = k + 1;
     }
 }

@@ -1,9 +1,11 @@
 use super::*;
-use crate::sv_model::tests::cpu_ns;
+use crate::sv_cols_out::{expand, ColsOut, EventCols, Spec};
+use crate::sv_model::tests::{cpu_ns, user_ns};
 use crate::sv_model::{convert, ConvState, Raw};
 use crate::systemview::{decode_owned, max_packets, put_varint, Decoder, Options, Side};
 
-fn stream() -> Vec<u8> {
+/// Sync, TRACE_START, INIT and the TASK_INFO of tasks 0x100 and 0x140.
+fn head() -> Vec<u8> {
     let mut s = vec![0u8; 10];
     s.extend_from_slice(&[10, 1]); // TRACE_START
     let init = [160_000_000u32, 160_000_000, 0x3FFB_0000, 0];
@@ -22,6 +24,42 @@ fn stream() -> Vec<u8> {
         s.extend_from_slice(&[5, b't', b'a', b's', b'k', b'0' + i as u8]);
         s.push(1);
     }
+    s
+}
+
+/// A packet of `id` on `core` (ESP core bit: bit 6 of the last id byte; `core` 0 and an id of
+/// 2^13 or more only outside ESP streams): `vals` as varints (with their length first for ids
+/// >= 24), then the time delta.
+fn pkt(s: &mut Vec<u8>, id: u32, core: u8, vals: &[u32], delta: u32) {
+    if id < 0x40 {
+        s.push(id as u8 | core << 6);
+    } else if core == 0 && id >= 1 << 13 {
+        put_varint(s, id);
+    } else {
+        s.extend_from_slice(&[0x80 | (id & 0x7F) as u8, (id >> 7) as u8 | core << 6]);
+    }
+    let mut pl = Vec::new();
+    for &v in vals {
+        put_varint(&mut pl, v);
+    }
+    if id >= 24 {
+        put_varint(s, pl.len() as u32);
+    }
+    s.extend_from_slice(&pl);
+    put_varint(s, delta);
+}
+
+/// ISR enter, task ready, ISR to scheduler and task switch on `core`, then an OS API call.
+fn cycle(s: &mut Vec<u8>, i: u32, core: u8) {
+    let t = [0x100u32, 0x140][(i % 2) as usize];
+    for (id, vals) in [(2, vec![15]), (6, vec![t]), (18, vec![]), (4, vec![t])] {
+        pkt(s, id, core, &vals, 37 + i % 300);
+    }
+    pkt(s, 34, core, &[7], 9);
+}
+
+fn stream() -> Vec<u8> {
+    let mut s = head();
     for i in 0..5000u32 {
         let t = [0x100u32, 0x140][(i % 2) as usize];
         for (id, vals) in [(2u8, vec![15]), (6, vec![t]), (18, vec![]), (4, vec![t])] {
@@ -35,6 +73,37 @@ fn stream() -> Vec<u8> {
         s.push(26); // PRINT_FORMATTED "hi", 0 args
         s.extend_from_slice(&[4, 2, b'h', b'i', 0, 5]);
         s.extend_from_slice(&[34, 1, 7, 9]); // an OS API call, one value
+    }
+    s
+}
+
+/// `stream()`, then packets whose fields need the wide columns (after ~30000 narrow rows), then
+/// narrow ones again.
+fn stream_late() -> Vec<u8> {
+    let mut s = stream();
+    pkt(&mut s, 34, 0, &[u32::MAX], 3); // value 2^32 - 1: i8
+    pkt(&mut s, 2, 0, &[70_000], 3); // ISR 70000: ctx_id i4
+    pkt(&mut s, 70_000, 0, &[1], 3); // a user event: src_id u4
+    pkt(&mut s, 31, 0, &[0, 0xDEAD_BEEF, 7], 3); // MARK: marker u4
+    pkt(&mut s, 3, 0, &[], 3);
+    pkt(&mut s, 7, 0, &[0x140, 4], 3); // TASK_STOP_READY: target 1
+    pkt(&mut s, 19, 0, &[0x100], 3); // TIMER_ENTER: value ram_base + 0x100
+    pkt(&mut s, 28, 0, &[90_000, 5], 3); // END_CALL of id 90000
+    for i in 0..100 {
+        cycle(&mut s, i, 0);
+    }
+    s
+}
+
+/// An ESP stream: both cores, in turns of a few packets, and a two-byte id on core 1 late.
+fn esp_stream() -> Vec<u8> {
+    let mut s = head();
+    for i in 0..5000u32 {
+        cycle(&mut s, i, ((i / 3) % 2) as u8);
+    }
+    pkt(&mut s, 600, 1, &[u32::MAX], 5);
+    for i in 0..10u32 {
+        cycle(&mut s, i, (i % 2) as u8);
     }
     s
 }
@@ -64,12 +133,66 @@ fn fused_into(
     data: &[u8],
     win: usize,
     p: &Params<'_>,
-    mut out: Vec<u8>,
+    out: Vec<u8>,
 ) -> (Vec<u8>, FusedState, Side) {
-    let opts = Options::default();
+    let mut out = Out::Rows(out);
+    let (st, side) = read(data, win, p, Options::default(), &mut out);
+    let Out::Rows(mut out) = out else {
+        unreachable!()
+    };
+    out.truncate(st.rows * ROW);
+    (out, st, side)
+}
+
+/// The column output of a fused read, expanded back to `EVENT_DTYPE` rows; the rows of the row
+/// output; and the widths of the columns.
+fn fused_cols(
+    data: &[u8],
+    win: usize,
+    p: &Params<'_>,
+    opts: Options,
+) -> (Vec<u8>, Vec<u8>, Vec<(&'static str, usize)>) {
+    let n = max_packets(data.len());
+    let mut rows = Out::Rows(vec![0u8; n * ROW]);
+    let (st, _) = read(data, win, p, opts, &mut rows);
+    let Out::Rows(mut rows) = rows else {
+        unreachable!()
+    };
+    rows.truncate(st.rows * ROW);
+    let mut cols = Out::Cols(
+        vec![0u8; n * 8],
+        vec![0u8; n * 8],
+        Box::new(EventCols::new(n)),
+    );
+    let (st2, _) = read(data, win, p, opts, &mut cols);
+    let Out::Cols(mut ts, mut ts_raw, cols) = cols else {
+        unreachable!()
+    };
+    assert_eq!((st2.rows, cols.rows()), (st.rows, st.rows));
+    ts.truncate(st.rows * 8);
+    ts_raw.truncate(st.rows * 8);
+    let widths = cols.widths();
+    (expand(&ts, &ts_raw, cols.finish().collect()), rows, widths)
+}
+
+/// Where a test read puts the rows: `EVENT_DTYPE` rows, or `ts`, `ts_raw` and the other columns.
+enum Out {
+    Rows(Vec<u8>),
+    Cols(Vec<u8>, Vec<u8>, Box<EventCols>),
+}
+
+/// A fused read of `data` window by window (`win` bytes, doubled while a packet does not fit)
+/// into `out`; the state after.
+fn read(
+    data: &[u8],
+    win: usize,
+    p: &Params<'_>,
+    opts: Options,
+    out: &mut Out,
+) -> (FusedState, Side) {
     let (mut st, mut conv, mut side) = (
         FusedState::default(),
-        ConvState::new(false, 0),
+        ConvState::new(p.esp, 0),
         Side::default(),
     );
     let (mut dec, mut base, mut w) = (crate::systemview::Resume::new(opts), 0usize, win);
@@ -85,9 +208,18 @@ fn fused_into(
             opts,
             dec,
         );
-        let mut sink = Fused::new(p, &mut st, &mut conv, &mut out);
-        let used = d.run_sink(last, &mut sink, &mut side);
-        sink.done();
+        let (st, conv) = (&mut st, &mut conv);
+        let used = match out {
+            Out::Rows(o) => window(&mut d, last, Fused::new(p, st, conv, &mut o[..]), &mut side),
+            Out::Cols(ts, ts_raw, cols) => {
+                let o = ColsOut {
+                    ts,
+                    ts_raw,
+                    cols: &mut **cols,
+                };
+                window(&mut d, last, Fused::new(p, st, conv, o), &mut side)
+            }
+        };
         dec = d.state();
         base += used;
         w = if used == 0 { w * 2 } else { win }; // a packet longer than the window
@@ -95,8 +227,18 @@ fn fused_into(
             break;
         }
     }
-    out.truncate(st.rows * ROW);
-    (out, st, side)
+    (st, side)
+}
+
+fn window<W: RowOut>(
+    d: &mut Decoder<'_>,
+    last: bool,
+    mut sink: Fused<'_, '_, W>,
+    side: &mut Side,
+) -> usize {
+    let used = d.run_sink(last, &mut sink, side);
+    sink.done();
+    used
 }
 
 #[test]
@@ -135,6 +277,42 @@ fn fused_equals_decode_then_convert() {
         assert_eq!(side.aux_row[4], 4);
         assert_eq!(side.str_ends.len(), 5002);
         assert_eq!(side.diags, o.side.diags);
+    }
+}
+
+#[test]
+fn columns_equal_rows() {
+    let handles = [0x3FFB_0100u64, 0x3FFB_0140];
+    let p = params(&handles);
+    let esp = Params {
+        esp: true,
+        ..params(&handles)
+    };
+    let esp_opts = Options {
+        esp_core_bit: true,
+        ..Options::default()
+    };
+    let (d, l, e) = (stream(), stream_late(), esp_stream());
+    let cases = [
+        (&d, &p, Options::default(), "i2 const0 i1 u1"),
+        (&l, &p, Options::default(), "i8 u4 i4 u4"),
+        (&e, &esp, esp_opts, "i8 const0 i1 u2"),
+    ];
+    for (data, p, opts, want) in cases {
+        for win in [data.len(), 4096, 7, 1] {
+            let (got, rows, widths) = fused_cols(data, win, p, opts);
+            assert!(rows.len() > 20_000 * ROW);
+            assert!(got == rows, "window {}: columns differ from rows", win);
+            let w = |name: &str| match widths.iter().find(|c| c.0 == name).unwrap().1 {
+                0 => "const0".to_string(),
+                w if name == "value" || name == "ctx_id" => format!("i{}", w),
+                w => format!("u{}", w),
+            };
+            let got = ["value", "marker", "ctx_id", "src_id"].map(w).join(" ");
+            assert_eq!(got, want, "window {}", win);
+            // ESP: the core column holds both cores
+            assert_eq!(w("core"), if p.esp { "u1" } else { "const0" });
+        }
     }
 }
 
@@ -230,4 +408,54 @@ fn fused_only_rate() {
         out.resize(max_packets(data.len()) * ROW, 1);
     }
     println!("fused into touched memory: {:.2} ns/pkt", best);
+}
+
+/// `SV_FILE=stream.bin cargo test --release --no-default-features --lib fused_cols_rate --
+/// --ignored --nocapture`: the fused pass into rows and into columns (`ts` / `ts_raw` in memory
+/// already touched, like the rows; the other columns fresh), best of 5 each, CPU and user time.
+#[test]
+#[ignore]
+fn fused_cols_rate() {
+    let data = match std::env::var("SV_FILE") {
+        Ok(p) => std::fs::read(p).unwrap(),
+        Err(_) => stream().repeat(1),
+    };
+    let handles: Vec<u64> = (0..4).map(|i| 0x3FFB_0100 + i * 0x40).collect();
+    let p = params(&handles);
+    let n = max_packets(data.len());
+    let mut rows = Out::Rows(vec![1u8; n * ROW]);
+    let mut cols = Out::Cols(
+        vec![1u8; n * 8],
+        vec![1u8; n * 8],
+        Box::new(EventCols::new(n)),
+    );
+    let mut best = [f64::MAX; 5];
+    for _ in 0..5 {
+        let (t, u) = (cpu_ns(), user_ns());
+        read(&data, 8 << 20, &p, Options::default(), &mut rows);
+        let (t1, u1) = (cpu_ns(), user_ns());
+        let (st, _) = read(&data, 8 << 20, &p, Options::default(), &mut cols);
+        let r = st.rows as f64;
+        let (t2, u2) = (cpu_ns(), user_ns());
+        let Out::Cols(_, _, c) = &mut cols else {
+            unreachable!()
+        };
+        let bytes: usize = std::mem::replace(&mut **c, EventCols::new(n))
+            .finish()
+            .map(|(_, s)| match s {
+                Spec::Plain(c) => c.len(),
+                Spec::Sparse { idx, val, .. } => idx.len() + val.len(),
+            })
+            .sum();
+        std::hint::black_box(bytes);
+        let t3 = cpu_ns();
+        let now = [t1 - t, u1 - u, t2 - t1, u2 - u1, t3 - t2];
+        for (b, x) in best.iter_mut().zip(now) {
+            *b = b.min(x / r);
+        }
+    }
+    println!(
+        "ns/row: rows {:.2} (user {:.2}), columns {:.2} (user {:.2}), finish {:.2}",
+        best[0], best[1], best[2], best[3], best[4]
+    );
 }

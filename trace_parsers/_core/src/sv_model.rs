@@ -271,7 +271,7 @@ fn put(row: &mut [u8], at: usize, b: &[u8]) {
     row[at..at + b.len()].copy_from_slice(b);
 }
 
-/// One output row before it is written.
+/// What `Mapper` makes of one packet: the mapped fields of its row and the context argument.
 struct Row {
     kind: u8,
     value: i64,
@@ -407,21 +407,37 @@ impl<'a, 's> Mapper<'a, 's> {
     }
 }
 
+/// The field values of one output row (an `EVENT_DTYPE` row or a row of the event columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fields {
+    pub ts: i64,
+    pub ts_raw: u64,
+    pub kind: u8,
+    pub core: u8,
+    pub ctx_type: u8,
+    pub ctx_id: i32,
+    pub target: i32,
+    pub marker: u32,
+    pub value: i64,
+    pub src_id: u32,
+    pub src_off: u64,
+}
+
+/// `f` as one `EVENT_DTYPE` row (`ROW` bytes of `out`).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn write_row(out: &mut [u8], ts: i64, ts_raw: u64, core: u8, ctx: (u8, i32), o: &Row, off: u64) {
+pub(crate) fn write_row(out: &mut [u8], f: &Fields) {
     let row: &mut [u8; ROW] = out.try_into().expect("one row");
-    put(row, O_TS, &ts.to_le_bytes());
-    put(row, O_TS_RAW, &ts_raw.to_le_bytes());
-    row[O_KIND] = o.kind;
-    row[O_CORE] = core;
-    row[O_CTX_TYPE] = ctx.0;
-    put(row, O_CTX_ID, &ctx.1.to_le_bytes());
-    put(row, O_TARGET, &o.target.to_le_bytes());
-    put(row, O_MARKER, &o.marker.to_le_bytes());
-    put(row, O_VALUE, &o.value.to_le_bytes());
-    put(row, O_SRC_ID, &o.src_id.to_le_bytes());
-    put(row, O_SRC_OFF, &off.to_le_bytes());
+    put(row, O_TS, &f.ts.to_le_bytes());
+    put(row, O_TS_RAW, &f.ts_raw.to_le_bytes());
+    row[O_KIND] = f.kind;
+    row[O_CORE] = f.core;
+    row[O_CTX_TYPE] = f.ctx_type;
+    put(row, O_CTX_ID, &f.ctx_id.to_le_bytes());
+    put(row, O_TARGET, &f.target.to_le_bytes());
+    put(row, O_MARKER, &f.marker.to_le_bytes());
+    put(row, O_VALUE, &f.value.to_le_bytes());
+    put(row, O_SRC_ID, &f.src_id.to_le_bytes());
+    put(row, O_SRC_OFF, &f.src_off.to_le_bytes());
 }
 
 /// Raw rows converted between two calls of the `progress` callback of `convert`.
@@ -465,8 +481,8 @@ pub fn convert_part<O: Copy + Into<u64>>(
             continue;
         }
         let v = [r.p0[j], r.p1[j], r.p2[j]];
-        let row = &mut out[k * ROW..(k + 1) * ROW];
-        conv.write(row, kid, r.core[j], r.nv[j], r.ts[j], v, r.off[j].into());
+        let f = conv.fields(kid, r.core[j], r.nv[j], r.ts[j], v, r.off[j].into());
+        write_row(&mut out[k * ROW..(k + 1) * ROW], &f);
         k += 1;
     }
     progress(r.id.len());
@@ -502,27 +518,38 @@ impl<'a, 's> Conv<'a, 's> {
         }
     }
 
-    /// Write the row of one non-NOP packet (`off`: stream-relative) into `row` (`ROW` bytes).
+    /// The row of one non-NOP packet (`off`: stream-relative).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn write(
+    pub(crate) fn fields(
         &mut self,
-        row: &mut [u8],
         kid: u32,
         core_bit: u8,
         nv: u8,
         ts_raw: u64,
         v: [u32; 3],
         off: u64,
-    ) {
+    ) -> Fields {
         let p = self.p;
         let o = self.map.row(kid, v[0], v[1], v[2], nv);
         let core = if p.esp { core_bit } else { p.stream_core };
-        let c = self.ctx[if p.esp { core as usize } else { 0 }].step(o.kind, o.arg);
+        let (ctx_type, ctx_id) =
+            self.ctx[if p.esp { core as usize } else { 0 }].step(o.kind, o.arg);
         let ts = self.clock.ns(ts_raw);
         self.sorted &= ts >= self.last_ts;
         self.last_ts = ts;
-        write_row(row, ts, ts_raw, core, c, &o, p.start.wrapping_add(off));
+        Fields {
+            ts,
+            ts_raw,
+            kind: o.kind,
+            core,
+            ctx_type,
+            ctx_id,
+            target: o.target,
+            marker: o.marker,
+            value: o.value,
+            src_id: o.src_id,
+            src_off: p.start.wrapping_add(off),
+        }
     }
 
     /// Hand the running state back to the `ConvState` for the next part.
