@@ -63,8 +63,6 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
 
     Not SystemView content raises ``TraceFormatError`` with code ``SV_BAD_MAGIC``.
     """
-    from . import chunks
-
     validate_on_corrupt(on_corrupt)
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]  # type: ignore[arg-type]
     if not paths:
@@ -73,8 +71,11 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
     # converted in place; raw columns of one block at a time). Not the default: on the 100 MB
     # bench stream it measured slower than one decode of the whole file (the second decode pass
     # costs more than the raw columns' page faults it saves), see docs/formats.md.
-    if chunks.available() and os.environ.get("CROSSTRACE_SV_BLOCKS", "0") == "1":
-        tr = chunks.read_whole(paths, description=description, on_corrupt=on_corrupt)
+    if os.environ.get("CROSSTRACE_SV_BLOCKS", "0") == "1":
+        from . import chunks  # (imported only here: ~40 ms of every other read)
+
+        tr = chunks.read_whole(paths, description=description, on_corrupt=on_corrupt) \
+            if chunks.available() else None
         if tr is not None:
             return tr
     # the default for streams over 1 MiB: one fused Rust pass per stream, bytes -> event columns
