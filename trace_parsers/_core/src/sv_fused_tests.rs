@@ -316,17 +316,22 @@ fn columns_equal_rows() {
     }
 }
 
+/// The stream of the `*_rate` timings (`SV_FILE`, else the test stream) and its task handles.
+fn rate_input() -> (Vec<u8>, Vec<u64>) {
+    let data = match std::env::var("SV_FILE") {
+        Ok(p) => std::fs::read(p).unwrap(),
+        Err(_) => stream().repeat(1),
+    };
+    (data, (0..4).map(|i| 0x3FFB_0100 + i * 0x40).collect())
+}
+
 /// `SV_FILE=stream.bin cargo test --release --no-default-features --lib fused_rate -- --ignored
 /// --nocapture`: the fused pass into a buffer already touched (no page faults), against the
 /// decode into columns and the conversion of those.
 #[test]
 #[ignore]
 fn fused_rate() {
-    let data = match std::env::var("SV_FILE") {
-        Ok(p) => std::fs::read(p).unwrap(),
-        Err(_) => stream().repeat(1),
-    };
-    let handles: Vec<u64> = (0..4).map(|i| 0x3FFB_0100 + i * 0x40).collect();
+    let (data, handles) = rate_input();
     let p = params(&handles);
     for _ in 0..3 {
         let t = cpu_ns();
@@ -392,11 +397,7 @@ fn fused_rate() {
 #[test]
 #[ignore]
 fn fused_only_rate() {
-    let data = match std::env::var("SV_FILE") {
-        Ok(p) => std::fs::read(p).unwrap(),
-        Err(_) => stream().repeat(1),
-    };
-    let handles: Vec<u64> = (0..4).map(|i| 0x3FFB_0100 + i * 0x40).collect();
+    let (data, handles) = rate_input();
     let p = params(&handles);
     let mut out = vec![1u8; max_packets(data.len()) * ROW];
     let mut best = f64::MAX;
@@ -416,11 +417,7 @@ fn fused_only_rate() {
 #[test]
 #[ignore]
 fn fused_cols_rate() {
-    let data = match std::env::var("SV_FILE") {
-        Ok(p) => std::fs::read(p).unwrap(),
-        Err(_) => stream().repeat(1),
-    };
-    let handles: Vec<u64> = (0..4).map(|i| 0x3FFB_0100 + i * 0x40).collect();
+    let (data, handles) = rate_input();
     let p = params(&handles);
     let n = max_packets(data.len());
     let mut rows = Out::Rows(vec![1u8; n * ROW]);
