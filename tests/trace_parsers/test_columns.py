@@ -215,3 +215,13 @@ def test_bad_indexing_is_a_clear_error():
         cols[np.array([7])]
     with pytest.raises(ValueError, match="has 4 rows"):
         Columns({**{c: cols.storage(c) for c in NAMES}, "kind": np.zeros(4, np.uint8)}, 5)
+
+
+def test_a_columnar_trace_pickles_as_columns():
+    """Traces cross process boundaries (the campaign scheduler): columns stay columns."""
+    import pickle
+
+    rows = _rows(60)
+    tr = pickle.loads(pickle.dumps(Trace(_compact(rows), TraceMeta("x"))))
+    assert tr.columnar and tr.columns.describe()["core"] == "const 0"
+    assert tr.events.tobytes() == rows.tobytes()
