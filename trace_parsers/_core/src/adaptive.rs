@@ -89,9 +89,14 @@ pub trait Store: Send + Sized {
     /// The bytes held.
     fn bytes(&self) -> &[u8];
     /// Make the store `n` bytes longer; returns the new bytes (any contents: the caller
-    /// overwrites them).
-    fn grow(&mut self, n: usize) -> &mut [u8];
+    /// overwrites them), or `NoMemory` (the store unchanged) when they cannot be had.
+    fn grow(&mut self, n: usize) -> Result<&mut [u8], NoMemory>;
 }
+
+/// A store could not grow: no memory (or address space) for the bytes asked for. Never a
+/// panic or an abort: the reader turns it into Python's `MemoryError`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoMemory;
 
 impl Store for Vec<u8> {
     fn with_room(room: usize) -> Self {
@@ -104,10 +109,11 @@ impl Store for Vec<u8> {
         self
     }
 
-    fn grow(&mut self, n: usize) -> &mut [u8] {
+    fn grow(&mut self, n: usize) -> Result<&mut [u8], NoMemory> {
+        self.try_reserve(n).map_err(|_| NoMemory)?;
         let at = self.len();
         self.resize(at + n, 0);
-        &mut self[at..]
+        Ok(&mut self[at..])
     }
 }
 
@@ -210,10 +216,13 @@ impl<S: Store> Adaptive<S> {
         self.width
     }
 
-    /// Append `v` (a lane of the column's signedness).
-    pub fn extend<T: Lane>(&mut self, v: &[T]) {
+    /// Append `v` (a lane of the column's signedness). `NoMemory`: nothing appended (the
+    /// column may have been widened).
+    pub fn extend<T: Lane>(&mut self, v: &[T]) -> Result<(), NoMemory> {
         debug_assert_eq!(T::SIGNED, self.signed);
-        let Some(&first) = v.first() else { return };
+        let Some(&first) = v.first() else {
+            return Ok(());
+        };
         let zero = T::default();
         let (mag, diff) = v.iter().fold((zero, zero), |(m, d), &x| {
             (m | x.fold_sign(), d | (x ^ first))
@@ -225,14 +234,14 @@ impl<S: Store> Adaptive<S> {
             }
             if diff == zero && first.bits() == self.value {
                 self.len += v.len();
-                return;
+                return Ok(());
             }
             let w = width_of(self.signed, mag | fold64(self.signed, self.value));
-            self.dense(w);
+            self.dense(w)?;
         } else if width_of(self.signed, mag) > self.width {
-            self.dense(width_of(self.signed, mag));
+            self.dense(width_of(self.signed, mag))?;
         }
-        let out = (self.data.as_mut().expect("dense")).grow(self.width * v.len());
+        let out = (self.data.as_mut().expect("dense")).grow(self.width * v.len())?;
         match self.width {
             1 => put::<1, T>(out, v),
             2 => put::<2, T>(out, v),
@@ -240,12 +249,14 @@ impl<S: Store> Adaptive<S> {
             _ => put::<8, T>(out, v),
         }
         self.len += v.len();
+        Ok(())
     }
 
-    /// Re-encode what the column holds as dense values of `width` bytes.
-    fn dense(&mut self, width: usize) {
+    /// Re-encode what the column holds as dense values of `width` bytes (unchanged on
+    /// `NoMemory`).
+    fn dense(&mut self, width: usize) -> Result<(), NoMemory> {
         let mut data = S::with_room(self.hint.max(self.len).saturating_mul(width));
-        let out = data.grow(self.len * width);
+        let out = data.grow(self.len * width)?;
         match &self.data {
             None => {
                 let b = self.value.to_le_bytes();
@@ -262,6 +273,7 @@ impl<S: Store> Adaptive<S> {
         }
         self.data = Some(data);
         self.width = width;
+        Ok(())
     }
 
     /// The finished column (an empty one is dense, of width 1).
@@ -301,4 +313,4 @@ fn put<const W: usize, T: Lane>(out: &mut [u8], v: &[T]) {
 
 #[cfg(test)]
 #[path = "adaptive_tests.rs"]
-mod tests;
+pub(crate) mod tests;

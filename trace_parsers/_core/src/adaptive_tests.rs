@@ -34,7 +34,7 @@ fn build<T: Lane>(vals: &[T], step: usize) -> (Column, Vec<usize>) {
     let mut a = Adaptive::new(T::SIGNED, 0);
     let mut widths = Vec::new();
     for s in vals.chunks(step) {
-        a.extend(s);
+        a.extend(s).unwrap();
         widths.push(a.width());
     }
     assert_eq!(a.len(), vals.len());
@@ -225,7 +225,7 @@ fn extend_rate() {
             let mut a: Adaptive = Adaptive::new(T::SIGNED, reps * v.len());
             let (t, u) = (cpu_ns(), user_ns());
             for _ in 0..reps {
-                a.extend(v);
+                a.extend(v).unwrap();
             }
             let (t1, u1) = (cpu_ns(), user_ns());
             best = best.min((t1 - t) / (reps * v.len()) as f64);
@@ -264,4 +264,48 @@ fn extend_rate() {
         &(0..n).map(|i| (i as u64) << 40).collect::<Vec<_>>(),
     );
     rate("u8 const", &vec![0u8; n]);
+}
+
+/// A store that cannot grow past `BUDGET` bytes (what an address-space limit does).
+#[derive(Debug)]
+pub(crate) struct Budget(Vec<u8>);
+
+pub(crate) const BUDGET: usize = 64;
+
+impl Store for Budget {
+    fn with_room(_room: usize) -> Self {
+        Budget(Vec::new())
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    fn grow(&mut self, n: usize) -> Result<&mut [u8], NoMemory> {
+        if self.0.len() + n > BUDGET {
+            return Err(NoMemory);
+        }
+        let at = self.0.len();
+        self.0.resize(at + n, 0);
+        Ok(&mut self.0[at..])
+    }
+}
+
+#[test]
+fn no_memory_is_an_error_and_keeps_the_column() {
+    let mut a: Adaptive<Budget> = Adaptive::new(true, 0);
+    let v: Vec<i8> = (0..60).map(|i| (i % 7) as i8).collect();
+    a.extend(&v).unwrap(); // 60 one-byte values fit the 64 bytes
+    assert_eq!(a.extend(&v[..10]), Err(NoMemory), "growing past the budget");
+    assert_eq!((a.len(), a.width()), (60, 1), "nothing appended");
+    // widening needs 61 * 2 bytes in a new store: refused, the column stays as it was
+    assert_eq!(a.extend(&[300i16]), Err(NoMemory));
+    assert_eq!((a.len(), a.width()), (60, 1));
+    let Column::Dense { data, width: 1, .. } = a.finish() else {
+        panic!("dense of width 1")
+    };
+    assert_eq!(
+        data.bytes(),
+        &v.iter().map(|&x| x as u8).collect::<Vec<_>>()[..]
+    );
 }

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::adaptive::{Column, Store};
+use crate::adaptive::{Column, NoMemory, Store};
 use crate::python::{advise_huge, alloc_bytearray, as_bytes, parse_order, shrink, side_items};
 use crate::python_model::owned_params;
 use crate::sv_cols_out::{ColsOut, EventCols, Spec};
@@ -149,6 +149,12 @@ impl SvFused {
                 let cols = &mut cols;
                 self.window(data, last, ColsOut { ts, ts_raw, cols })
             });
+            if cols.no_memory() {
+                self.done = true; // the columns are incomplete: no further feed or finish
+                return Err(PyMemoryError::new_err(
+                    "no memory for the event columns of this SystemView stream",
+                ));
+            }
             self.cols = Some(cols);
             used
         } else {
@@ -227,7 +233,8 @@ impl SvFused {
             d.set_item("dtype", dtype)?;
             c.set_item(name, d)?;
         }
-        let cols = self.cols.take().unwrap_or_else(|| EventCols::new(0));
+        let cols = (self.cols.take())
+            .ok_or_else(|| PyValueError::new_err("finish after a failed feed, or twice"))?;
         for (name, spec) in cols.finish() {
             let d = match spec {
                 Spec::Plain(col) => column_dict(py, col)?,
@@ -427,15 +434,17 @@ impl Store for PyStore {
         unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
     }
 
-    fn grow(&mut self, n: usize) -> &mut [u8] {
-        let need = self.len + n;
+    fn grow(&mut self, n: usize) -> Result<&mut [u8], NoMemory> {
+        let need = self.len.checked_add(n).ok_or(NoMemory)?;
         if need > self.cap || self.buf.is_none() {
-            self.room(need).expect("no memory for an event column");
+            // a bytearray that cannot be had (MemoryError) is NoMemory, never a panic: a
+            // panic here would print its backtrace, which needs memory too (it hung)
+            self.room(need).map_err(|_| NoMemory)?;
         }
         let at = self.len;
         self.len = need;
         // SAFETY: as in `bytes`; the buffer has `cap >= len` bytes.
-        unsafe { std::slice::from_raw_parts_mut((self.addr + at) as *mut u8, n) }
+        Ok(unsafe { std::slice::from_raw_parts_mut((self.addr + at) as *mut u8, n) })
     }
 }
 

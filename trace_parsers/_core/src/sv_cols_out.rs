@@ -10,7 +10,7 @@
 //! range pass per column (`Adaptive::extend`). The builders keep their dense bytes in a
 //! `Store`: `Vec<u8>` here and in the tests, a bytearray of ours in the Python glue.
 
-use crate::adaptive::{Adaptive, Column, Lane, Store};
+use crate::adaptive::{Adaptive, Column, Lane, NoMemory, Store};
 use crate::sv_fused::RowOut;
 use crate::sv_model::{Fields, VALUE_NULL};
 
@@ -66,10 +66,10 @@ impl<T: Lane + Default> SparseBatch<T> {
         }
     }
 
-    fn flush<S: Store>(&mut self, into: &mut Sparse<S>) {
-        into.idx.extend(&self.idx[..self.n]);
-        into.val.extend(&self.val[..self.n]);
-        self.n = 0;
+    fn flush<S: Store>(&mut self, into: &mut Sparse<S>) -> Result<(), NoMemory> {
+        let n = std::mem::take(&mut self.n);
+        into.idx.extend(&self.idx[..n])?;
+        into.val.extend(&self.val[..n])
     }
 }
 
@@ -102,6 +102,8 @@ pub struct EventCols<S = Vec<u8>> {
     value: Sparse<S>,
     src_id: Adaptive<S>,
     src_off: Adaptive<S>,
+    /// A column could not grow: the rows since are dropped and the stream's read fails.
+    no_memory: bool,
 }
 
 /// A finished event column.
@@ -144,7 +146,13 @@ impl<S: Store> EventCols<S> {
             value: Sparse::new(hint),
             src_id: a(false),
             src_off: a(false),
+            no_memory: false,
         }
+    }
+
+    /// True when a column could not grow (no memory): the columns are incomplete.
+    pub fn no_memory(&self) -> bool {
+        self.no_memory
     }
 
     /// Rows taken so far.
@@ -176,22 +184,30 @@ impl<S: Store> EventCols<S> {
     /// Move the batch into the builders (out of line: the hot loop stays small).
     #[inline(never)]
     pub fn flush(&mut self) {
-        let b = &mut *self.batch;
-        let n = b.n;
+        let n = self.batch.n;
         if n == 0 {
             return;
         }
-        self.kind.extend(&b.kind[..n]);
-        self.core.extend(&b.core[..n]);
-        self.ctx_type.extend(&b.ctx_type[..n]);
-        self.ctx_id.extend(&b.ctx_id[..n]);
-        self.marker.extend(&b.marker[..n]);
-        self.src_id.extend(&b.src_id[..n]);
-        self.src_off.extend(&b.src_off[..n]);
-        b.value.flush(&mut self.value);
-        b.target.flush(&mut self.target);
+        if !self.no_memory && self.extend_all(n).is_err() {
+            self.no_memory = true;
+        }
+        let b = &mut *self.batch;
+        (b.n, b.value.n, b.target.n) = (0, 0, 0);
         self.rows += n;
-        b.n = 0;
+    }
+
+    /// The batch's `n` rows appended to every column.
+    fn extend_all(&mut self, n: usize) -> Result<(), NoMemory> {
+        let b = &mut *self.batch;
+        self.kind.extend(&b.kind[..n])?;
+        self.core.extend(&b.core[..n])?;
+        self.ctx_type.extend(&b.ctx_type[..n])?;
+        self.ctx_id.extend(&b.ctx_id[..n])?;
+        self.marker.extend(&b.marker[..n])?;
+        self.src_id.extend(&b.src_id[..n])?;
+        self.src_off.extend(&b.src_off[..n])?;
+        b.value.flush(&mut self.value)?;
+        b.target.flush(&mut self.target)
     }
 
     /// Bytes per value of every plain column and of the sparse ones' values (0: constant),

@@ -145,3 +145,24 @@ fn empty_stream() {
         }
     }
 }
+
+#[test]
+fn a_column_without_memory_marks_the_columns_incomplete() {
+    use crate::adaptive::tests::{Budget, BUDGET};
+    let f = rows(3 * BATCH, 0); // varied values from the first row: dense at once
+    let mut cols: EventCols<Budget> = EventCols::new(0);
+    for r in &f[..BATCH - 1] {
+        cols.push(r);
+    }
+    assert!(!cols.no_memory(), "nothing flushed yet");
+    for r in &f[BATCH - 1..] {
+        cols.push(r); // every flush asks for more than BUDGET bytes: refused, never a panic
+    }
+    cols.flush();
+    assert!(BATCH > BUDGET && cols.no_memory());
+    assert_eq!(
+        cols.rows(),
+        f.len(),
+        "the rows are counted (and dropped), not kept in the batch"
+    );
+}
