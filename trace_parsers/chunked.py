@@ -59,7 +59,7 @@ def slice_trace(trace: Trace, chunk_events: int) -> Iterator[Trace]:
     if chunk_events < 1:
         raise ValueError(f"chunk_events must be at least 1, got {chunk_events!r}")
     n = len(trace)
-    held = trace.columns if trace.columnar else trace.events  # slices of what the trace holds
+    held = trace.held()  # slices of what the trace holds
     for lo in range(0, max(n, 1), chunk_events):
         yield Trace(held[lo:lo + chunk_events], trace.meta, tasks=trace.tasks, isrs=trace.isrs,
                     markers=trace.markers, channels=trace.channels,

@@ -43,13 +43,12 @@ from typing import Any, Union
 
 import numpy as np
 
-from .model import EVENT_COLUMNS, EVENT_DTYPE, VALUE_NULL
+from .model import EVENT_COLUMNS, EVENT_DEFAULTS, EVENT_DTYPE
 
 __all__ = ["Columns", "Const", "Sparse", "DEFAULTS", "concat", "from_specs", "sort_by_ts"]
 
 #: Each column's value where a reader has nothing to say (``empty_events``).
-DEFAULTS: dict[str, int] = {c.name: 0 for c in EVENT_COLUMNS} | {
-    "ctx_id": -1, "target_id": -1, "value": int(VALUE_NULL)}
+DEFAULTS = EVENT_DEFAULTS
 _DTYPES: dict[str, np.dtype] = {c.name: np.dtype(c.numpy) for c in EVENT_COLUMNS}
 NAMES: tuple[str, ...] = tuple(c.name for c in EVENT_COLUMNS)
 

@@ -96,13 +96,17 @@ EVENT_COLUMNS: tuple[Column, ...] = (
 
 EVENT_DTYPE = np.dtype([(c.name, c.numpy) for c in EVENT_COLUMNS])
 
+#: Each column's value where a reader has nothing to say: ids -1, value null, 0 elsewhere.
+EVENT_DEFAULTS: dict[str, int] = {c.name: 0 for c in EVENT_COLUMNS} | {
+    "ctx_id": -1, "target_id": -1, "value": int(VALUE_NULL)}
+
 
 def empty_events(n: int = 0) -> np.ndarray:
-    """Return ``n`` events with neutral defaults (ids -1, value null)."""
+    """Return ``n`` events with neutral defaults (:data:`EVENT_DEFAULTS`)."""
     ev = np.zeros(n, dtype=EVENT_DTYPE)
-    ev["ctx_id"] = -1
-    ev["target_id"] = -1
-    ev["value"] = VALUE_NULL
+    for name, d in EVENT_DEFAULTS.items():
+        if d:
+            ev[name] = d
     return ev
 
 
@@ -231,6 +235,10 @@ class Trace:
             self._cols = Columns.from_records(self._rows)
         return self._cols
 
+    def held(self) -> np.ndarray | Columns:
+        """What the trace holds (rows or columns), for slicing without building the other."""
+        return self._rows if self._rows is not None else self._cols
+
     @property
     def columnar(self) -> bool:
         """True while the events are held as columns only (no row table built)."""
@@ -311,8 +319,7 @@ class Trace:
 
     def select(self, mask: np.ndarray) -> Trace:
         """A trace with the same side tables and only the events where ``mask`` is true."""
-        kept = self.events[mask] if self._rows is not None else self.columns[mask]
-        return Trace(kept, self.meta, tasks=self.tasks, isrs=self.isrs,
+        return Trace(self.held()[mask], self.meta, tasks=self.tasks, isrs=self.isrs,
                      markers=self.markers, channels=self.channels, diagnostics=self.diagnostics,
                      strings=self.strings)
 
