@@ -227,20 +227,18 @@ def _task_rows(ev: np.ndarray, tid: int, sub: str | None) -> np.ndarray:
 
 
 def _isr_rows(ev: np.ndarray, irq: int, sub: str | None) -> np.ndarray:
-    from .metrics.kernel import _isr_exit_rows
+    from .metrics.kstate import isr_entries, isr_rows
 
     k = ev["kind"]
     enter = (k == EventKind.ISR_ENTER) & (ev["ctx_id"] == irq)
     if sub == "enter":
         return enter
     out = np.zeros(len(ev), bool)
-    isr_kind = (k == EventKind.ISR_ENTER) | (k == EventKind.ISR_EXIT) | (k == EventKind.ISR_TO_SCHED)
     for c in np.unique(ev["core"][enter]).tolist():
-        rows = np.flatnonzero((ev["core"] == c) & isr_kind)
-        ex = _isr_exit_rows(k, rows)  # one per entry of any IRQ on this core
-        ent = rows[k[rows] == EventKind.ISR_ENTER]
-        pick = ex[(ev["ctx_id"][ent] == irq) & (ex >= 0)]
-        out[pick] = True
+        rows = isr_rows(k, ev["core"], c)
+        got = isr_entries(k[rows])  # one per entry of any IRQ on this core
+        mine = (ev["ctx_id"][rows[got.idx]] == irq) & (got.end >= 0)
+        out[rows[got.end[mine]]] = True
     return out
 
 

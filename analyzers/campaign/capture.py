@@ -12,6 +12,7 @@ from typing import Any, TypedDict
 
 from trace_parsers.errors import AnalysisError, TraceError
 
+from ..options import AnalysisOptions
 from .chunked import analyze_chunked, chunk_size
 from .decode import _decoded, _open, _source_stamp, decode_source  # noqa: F401 (re-exported)
 from .identity import _identity, _json_default, _sha256, code_hash, input_hash
@@ -29,13 +30,15 @@ def _write_table(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def cached_result(
-    folder: str | Path, capture_id: str, out_dir: str | Path, tick_hz: int | None = None
+    folder: str | Path, capture_id: str, out_dir: str | Path, options: AnalysisOptions | None = None
 ) -> dict[str, Any] | None:
-    """The earlier result of a capture when its inputs and the code are unchanged, else None."""
+    """The earlier result of a capture when its inputs, the code and the options are unchanged,
+    else None."""
     t0 = time.perf_counter()
+    options = options or AnalysisOptions()
     try:
-        plan = plan_capture(Path(folder), tick_hz=tick_hz)
-        ihash = input_hash(Path(folder), plan)
+        plan = plan_capture(Path(folder), tick_hz=options.tick_hz)
+        ihash = input_hash(Path(folder), plan, options)
         prev = json.loads((Path(out_dir) / "captures" / capture_id / "result.json").read_text())
     except Exception:  # unreadable or unplannable: the analysis reports why
         return None
@@ -52,44 +55,43 @@ def analyze_capture(
     out_dir: str | Path,
     *,
     force: bool = False,
-    on_corrupt: str = "raise",
-    tolerance: float = 0.02,
+    options: AnalysisOptions | None = None,
     reuse_events: bool | None = None,
-    tick_hz: int | None = None,
-    chunk_events: int | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
     """Analyze one capture folder; returns its ``result.json`` content, a :class:`CaptureResult`
     (never raises).
 
     Unless ``force``, an unchanged capture returns its cached result. ``reuse_events`` (default:
     not ``force``) loads sources already decoded into the capture's output folder (stamped with
-    input hash, code hash and reader options) instead of decoding them again. ``tick_hz``: the
-    trace tick rate when neither the recording nor run.json states it (TraceX). ``chunk_events``:
-    read every recording with a bounded reader in chunks of that many events (default: only those
-    of at least ``chunked.ANALYZE_CHUNK_BYTES``; see :mod:`.chunked`).
+    input hash, code hash and reader options) instead of decoding them again. ``options`` (the
+    :class:`~analyzers.options.AnalysisOptions`; ``fields`` replace some of them, as keywords)
+    are part of the cache key and written into the result.
 
     A logic capture that run.json lists but that does not exist is left out (with a note and a
     diagnostic): the trace and the other sources are still analyzed."""
     folder, out_dir = Path(folder), Path(out_dir)
     dest = out_dir / "captures" / capture_id
     t0 = time.perf_counter()
+    options = AnalysisOptions.of(options, **fields)
     if not force:
-        prev = cached_result(folder, capture_id, out_dir, tick_hz)
+        prev = cached_result(folder, capture_id, out_dir, options)
         if prev is not None:
             return prev
     reuse = (not force) if reuse_events is None else reuse_events
     try:
-        plan = plan_capture(folder, tick_hz=tick_hz)
-        ihash = input_hash(folder, plan)
+        plan = plan_capture(folder, tick_hz=options.tick_hz)
+        ihash = input_hash(folder, plan, options)
         missing = _drop_missing_logic(plan)
         from ..sites import reuse_site_events
 
         with reuse_site_events():  # each source's site occurrences found once for all analyzers
-            result = _analyze(folder, capture_id, dest, plan, on_corrupt, tolerance, reuse, chunk_events)
+            result = _analyze(folder, capture_id, dest, plan, options, reuse)
         result["input_hash"] = ihash
         _add_plan_notes(result, plan, missing)
     except Exception as e:  # a bad capture never stops the batch
         result = _failure(capture_id, folder, dest, e)
+    result["options"] = options.as_dict()
     result["cached"] = False
     result["seconds"] = time.perf_counter() - t0
     dest.mkdir(parents=True, exist_ok=True)
@@ -208,6 +210,34 @@ _ACC_KEYS = (
     "metrics", "drops", "diagnostics", "crossval", "alignment", "counts", "pairs", "notes",
     "problems", "kernel_timing",
 )
+
+
+def drop_summary(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The drop log in proportion, for result.json: one row per source, profile, metric and
+    reason with the instances excluded (``count``) and the log rows behind it (``rows``: per gap,
+    per ISR closed, ...). Every row is in ``drop_log.parquet``.
+
+    >>> rows = [{"source": "trace", "profile": "", "metric": "m", "reason": "overflow_gap", "count": n}
+    ...         for n in (2, 3)]
+    >>> drop_summary(rows)
+    [{'source': 'trace', 'profile': '', 'metric': 'm', 'reason': 'overflow_gap', 'count': 5, 'rows': 2}]
+    """
+    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for d in drops:
+        key = (d["source"], d["profile"], d["metric"], d["reason"])
+        row = out.setdefault(key, dict(zip(("source", "profile", "metric", "reason"), key), count=0, rows=0))
+        row["count"] += int(d["count"])
+        row["rows"] += 1
+    return list(out.values())
+
+
+def gap_list(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The data-loss gaps once per source and profile (``start_ts``, ``end_ts``), in time order."""
+    seen: dict[tuple[str, str], set[tuple[int, int]]] = {}
+    for d in drops:
+        if d["reason"] == "overflow_gap":
+            seen.setdefault((d["source"], d["profile"]), set()).add((int(d["start_ts"]), int(d["end_ts"])))
+    return [{"source": s, "profile": p, "gaps": [list(g) for g in sorted(gs)]} for (s, p), gs in seen.items()]
 
 
 def _diagnostic_rows(source: str, diagnostics: Any) -> list[dict[str, Any]]:
@@ -447,10 +477,8 @@ def _analyze(
     capture_id: str,
     dest: Path,
     plan: dict[str, Any],
-    on_corrupt: str,
-    tolerance: float,
+    opts: AnalysisOptions,
     reuse: bool = False,
-    chunk_events: int | None = None,
 ) -> dict[str, Any]:
     from ..crossval import Calibration
     from ..crossval.capture_checks import verify_hashes
@@ -470,12 +498,12 @@ def _analyze(
         "ident": ident,
         "sites": load_sites(run),
         "options": options,
-        "on_corrupt": on_corrupt,
+        "on_corrupt": opts.on_corrupt,
         "reuse": reuse,
-        "tolerance": tolerance,
+        "tolerance": opts.tolerance,
         "calibration": Calibration.from_run(run, folder),
         "run": run,
-        "chunk_events": chunk_events,
+        "chunk_events": opts.chunk_events,
         "has_logic": bool(plan["logic"]),
         "has_trace": bool(plan["trace"]),
         "instances": InstanceSink(dest / "instances.parquet"),
@@ -541,7 +569,8 @@ def _result(
         "crossval": acc["crossval"],
         "crossval_counts": acc["counts"],
         "alignment": acc["alignment"],
-        "drop_log": acc["drops"],
+        "drop_log": drop_summary(acc["drops"]),
+        "gaps": gap_list(acc["drops"]),
         "diagnostics": acc["diagnostics"],
         "notes": acc["notes"],
         "sources": sources,

@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trace_parsers.errors import AnalysisError
+
+from ..options import DEFAULT_TOLERANCE, AnalysisOptions
 from .scheduler import analyze_dirs
 
 
@@ -41,7 +44,8 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
         default="raise",
         help="reader policy for damaged input (default: raise = the capture fails)",
     )
-    sp.add_argument("--tolerance", type=float, default=0.02, help="agreement tolerance (default 0.02 = 2%%)")
+    sp.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+                    help=f"agreement tolerance (default {DEFAULT_TOLERANCE} = {100 * DEFAULT_TOLERANCE:g}%%)")
     sp.add_argument(
         "--allow-fail",
         action="store_true",
@@ -76,18 +80,15 @@ def _positive(text: str) -> int:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     try:
-        m = analyze_dirs(
-            args.dirs,
-            args.output,
-            workers=args.jobs,
-            scheduler=args.scheduler,
-            force=args.force,
-            on_corrupt=args.on_corrupt,
-            tolerance=args.tolerance,
-            quiet=args.quiet,
-            tick_hz=getattr(args, "tick_hz", None),
-            chunk_events=getattr(args, "chunk_events", None),
-        )
+        options = AnalysisOptions(tolerance=args.tolerance, on_corrupt=args.on_corrupt,
+                                  tick_hz=getattr(args, "tick_hz", None),
+                                  chunk_events=getattr(args, "chunk_events", None))
+    except AnalysisError as e:
+        print(f"crosstrace: {e}", file=sys.stderr)
+        return 2
+    try:
+        m = analyze_dirs(args.dirs, args.output, workers=args.jobs, scheduler=args.scheduler,
+                         force=args.force, quiet=args.quiet, options=options)
     except FileNotFoundError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 2

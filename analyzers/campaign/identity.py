@@ -6,6 +6,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ..options import AnalysisOptions
+
 #: Bumped when the outputs change shape; part of the cache key together with the code hash.
 RESULT_VERSION = 1
 
@@ -42,8 +44,11 @@ def code_hash() -> str:
         _CODE_HASH = h.hexdigest()[:16]
     return _CODE_HASH
 
-def input_hash(folder: Path, plan: dict[str, Any]) -> str:
+def input_hash(folder: Path, plan: dict[str, Any], options: AnalysisOptions) -> str:
+    """The cache key of a capture: the code, every input file, and every option that can change a
+    result (``options``, an :class:`~analyzers.options.AnalysisOptions`: its digest)."""
     h = hashlib.sha256(code_hash().encode())
+    h.update(f"options={options.digest()}".encode())
     from ..user_config import CONFIG_NAME
 
     cfg_dir = folder.parent if folder.is_file() else folder

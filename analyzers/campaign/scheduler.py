@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..options import AnalysisOptions
 from .capture import analyze_capture, cached_result, decode_source
 from .chunked import chunk_size
 from .discover import discover_all
@@ -86,11 +87,8 @@ def _plan_tasks(
     jobs: list[tuple[str, Path]],
     out_dir: Path,
     force: bool,
-    on_corrupt: str,
-    tolerance: float,
+    options: AnalysisOptions,
     workers: int = 2,
-    tick_hz: int | None = None,
-    chunk_events: int | None = None,
 ) -> list[dict[str, Any]]:
     """The task graph of a batch: per capture, one decode task per recording (phase 1) and one
     analysis task depending on them (phase 2). Each task has a priority: the estimated length of
@@ -102,7 +100,7 @@ def _plan_tasks(
     plans = []
     for cid, folder in jobs:
         try:
-            srcs = capture_sources(plan_capture(folder, tick_hz=tick_hz))
+            srcs = capture_sources(plan_capture(folder, tick_hz=options.tick_hz))
         except Exception:  # the analysis task reports it
             srcs = []
         plans.append((cid, folder, srcs))
@@ -118,7 +116,7 @@ def _plan_tasks(
         for src in srcs if sum(sizes.values()) >= split_bytes else ():
             if not sizes[src["name"]] or src["file"].name.endswith(SUFFIX):
                 continue  # missing (reported by the analysis) or already decoded events
-            if chunk_size(src, chunk_events) is not None:
+            if chunk_size(src, options.chunk_events) is not None:
                 continue  # read in chunks by the analysis itself: no whole events file
             key = f"decode:{cid}:{src['name']}"
             deps.append(key)
@@ -128,7 +126,7 @@ def _plan_tasks(
                     "capture": cid,
                     "fn": decode_source,
                     "args": (src, str(dest)),
-                    "kwargs": {"on_corrupt": on_corrupt, "force": force},
+                    "kwargs": {"on_corrupt": options.on_corrupt, "force": force},
                     "deps": [],
                     "priority": sizes[src["name"]] + analysis,
                 }
@@ -143,10 +141,7 @@ def _plan_tasks(
                 "kwargs": {
                     "force": True,
                     "reuse_events": bool(deps) or not force,
-                    "on_corrupt": on_corrupt,
-                    "tolerance": tolerance,
-                    **({"tick_hz": tick_hz} if tick_hz else {}),
-                    **({"chunk_events": chunk_events} if chunk_events else {}),
+                    "options": options,
                 },
                 "deps": deps,
                 "priority": analysis,
@@ -325,16 +320,10 @@ def _run_pool(
     pool: _ProcessPool | None = None,
     skipped: Sequence[dict[str, str]] = (),
     force: bool = False,
-    on_corrupt: str = "raise",
-    tolerance: float = 0.02,
-    tick_hz: int | None = None,
-    chunk_events: int | None = None,
+    options: AnalysisOptions | None = None,
 ) -> list[dict[str, Any]]:
-    kw: dict[str, Any] = {"on_corrupt": on_corrupt, "tolerance": tolerance}
-    if tick_hz:
-        kw["tick_hz"] = tick_hz
-    if chunk_events:
-        kw["chunk_events"] = chunk_events
+    options = options or AnalysisOptions()
+    kw: dict[str, Any] = {"options": options}
     results: list[dict[str, Any]] = []
     if scheduler == "serial" or workers == 1 and scheduler == "processes":
         for cid, folder in jobs:
@@ -345,13 +334,13 @@ def _run_pool(
     # unchanged captures are answered from the cache here; the rest become a task graph
     todo = []
     for cid, folder in jobs:
-        prev = None if force else cached_result(folder, cid, out_dir, tick_hz)
+        prev = None if force else cached_result(folder, cid, out_dir, options)
         if prev is not None:
             progress(prev)
             results.append(prev)
         else:
             todo.append((cid, folder))
-    tasks = _plan_tasks(todo, out_dir, force, on_corrupt, tolerance, workers, tick_hz, chunk_events)
+    tasks = _plan_tasks(todo, out_dir, force, options, workers)
     schedule.extend(tasks)
 
     def on_done(task: dict[str, Any], r: Any) -> None:
@@ -446,19 +435,18 @@ def analyze_dirs(
     workers: int | None = None,
     scheduler: str = "processes",
     force: bool = False,
-    on_corrupt: str = "raise",
-    tolerance: float = 0.02,
     quiet: bool = False,
-    tick_hz: int | None = None,
-    chunk_events: int | None = None,
+    options: AnalysisOptions | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
     """Discover, analyze (in parallel, cached) and write the campaign; returns the manifest.
 
-    ``tick_hz``: the trace tick rate of recordings that do not state it (TraceX) and whose
-    run.json does not either. The manifest's ``skipped`` lists every folder and file looked at
-    that is no capture, with the reason. ``chunk_events``: events per chunk of every recording
-    with a bounded reader (default: chunks only for large recordings, ``chunked.ANALYZE_CHUNK_BYTES``)."""
+    ``options``: the :class:`~analyzers.options.AnalysisOptions` (``fields`` replace some of them,
+    as keywords: ``tolerance``, ``on_corrupt``, ``tick_hz``, ``chunk_events``), validated before
+    anything runs and written into the manifest. The manifest's ``skipped`` lists every folder and
+    file looked at that is no capture, with the reason."""
     out_dir = Path(out_dir)
+    opts = AnalysisOptions.of(options, **fields)
     n_pool = workers or os.cpu_count() or 1
     pool = None
     if scheduler == "processes" and n_pool > 1 and (force or not (out_dir / "manifest.json").is_file()):
@@ -466,8 +454,6 @@ def analyze_dirs(
         pool = _ProcessPool(n_pool)
     tuned = _tune_malloc(True)
     try:
-        opts = {"on_corrupt": on_corrupt, "tolerance": tolerance, "tick_hz": tick_hz,
-                "chunk_events": chunk_events}
         return _analyze_dirs(roots, out_dir, workers, scheduler, force, quiet, pool, opts)
     finally:
         if pool is not None:
@@ -484,7 +470,7 @@ def _analyze_dirs(
     force: bool,
     quiet: bool,
     pool: _ProcessPool | None,
-    opts: dict[str, Any],
+    opts: AnalysisOptions,
 ) -> dict[str, Any]:
     found = discover_all(roots, exclude=[out_dir])
     jobs, skipped = found.captures, found.skipped
@@ -519,17 +505,17 @@ def _analyze_dirs(
         pool=pool,
         force=force,
         skipped=skipped,
-        **opts,
+        options=opts,
     )
     results.sort(key=lambda r: r["capture"])
     # the process pool writes the campaign in a worker; otherwise it is written here
     manifest = written[0] if written else write_campaign(out_dir, results, skipped)
     manifest["seconds"] = time.perf_counter() - t0
+    manifest["options"] = opts.as_dict()  # what every result of this campaign was made with
     # the task graph as run (process pool: when each task was submitted and done, and when and in
     # which worker it ran, in s from the start of the graph)
     manifest["schedule"] = [
         {k: t.get(k) for k in ("key", "priority", "started", "ended", "ran", "pid")} for t in schedule
     ]
-    if schedule:
-        (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json_default))
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, default=_json_default))
     return manifest

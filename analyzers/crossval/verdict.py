@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 
 from ..metrics.stats import Stats, summarize
+from ..options import DEFAULT_TOLERANCE
 from ..sites import SiteEvents
 from .align import Alignment
 from .calibration import Calibration
 
-TOLERANCE = 0.02
+TOLERANCE = DEFAULT_TOLERANCE
 INSTANCE_QUANTILE = 0.99  #: share of paired instances that must be within tolerance
 UNPAIRED_SHARE = 0.005  #: unpaired instances allowed per side, relative to that side's count
 #: metrics whose values are deviations near zero: a ratio is meaningless; they follow from a

@@ -26,6 +26,7 @@ from trace_parsers.model import EventKind, Trace
 
 from ..sites import Site, is_logic
 from .base import Result, Series, Summary, make_table
+from .kstate import is_loss, isr_walk
 from .stats import DropLog, overflow_gaps
 
 #: Idle task names (lower case; a trailing core number is allowed: ESP-IDF's ``IDLE0``/``IDLE1``).
@@ -53,10 +54,11 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     """Context charged after each scheduling event: ``(labels, owner)``, ``owner[n]`` indexing
     ``labels`` for the time from event ``n`` to event ``n + 1``.
 
-    The running state is an ISR stack over a current task: ``ISR_ENTER`` pushes, ``ISR_EXIT`` and
-    ``ISR_TO_SCHED`` pop (never below empty), ``OVERFLOW`` empties it and makes the task
-    ``unknown``; ``TASK_SWITCH_IN``/``IDLE`` set the task, ``TASK_SWITCH_OUT`` sets idle when no
-    ISR is running. The owner is the innermost ISR, else the task.
+    The running state is an ISR stack over a current task (:mod:`.kstate`: ``ISR_ENTER`` pushes,
+    ``ISR_EXIT`` and ``ISR_TO_SCHED`` pop, never below empty; a switch-in, ``OVERFLOW`` or a
+    restart empties it); ``TASK_SWITCH_IN``/``IDLE`` set the task, ``TASK_SWITCH_OUT`` sets idle
+    when no ISR is running; ``OVERFLOW`` and a restart make it ``unknown``, from the last event
+    before them. The owner is the innermost ISR, else the task.
 
     >>> from trace_parsers.model import Isr, Task, TraceMeta, empty_events
     >>> K = EventKind
@@ -68,20 +70,8 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     """
     n = kind.size
     enter = kind == EventKind.ISR_ENTER
-    leave = (kind == EventKind.ISR_EXIT) | (kind == EventKind.ISR_TO_SCHED)
-    reset = kind == EventKind.OVERFLOW
-    # ISR nesting depth after each event: a walk of +1/-1 steps floored at 0 and reset by OVERFLOW,
-    # i.e. depth = S - (running minimum of S since the last reset, starting at 0), S = cumulative
-    # steps. Each segment's S is shifted down by `big` per reset so one running minimum suffices.
-    s = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(enter.astype(np.int64) - leave.astype(np.int64), out=s[1:])
-    seg = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(reset, out=seg[1:])
-    big = 2 * (n + 1)
-    runmin = np.minimum.accumulate(s - seg * big) + seg * big
-    depth_all = s - runmin
-    depth = depth_all[1:]  # after event i
-    before = depth_all[:-1]  # before event i
+    loss = is_loss(kind)
+    depth, before, _ = isr_walk(kind)
 
     # labels: 0 unknown, 1 idle, then one per task / ISR id seen
     labels = ["unknown", "idle"]
@@ -110,7 +100,7 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     setter = np.full(n, -1, dtype=np.int64)
     setter[switch_in] = code[switch_in]
     setter[(kind == EventKind.IDLE) | ((kind == EventKind.TASK_SWITCH_OUT) & (before == 0))] = 1
-    setter[reset] = 0
+    setter[loss] = 0
     last_set = np.maximum.accumulate(np.where(setter >= 0, np.arange(n), -1))
     task = np.where(last_set >= 0, setter[np.maximum(last_set, 0)], 0)
 
@@ -126,6 +116,8 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
         key, ent = key[order], ent[order]
         pos = np.searchsorted(key, depth[nested] * span + nested, side="right") - 1
         owner[nested] = code[ent[pos]]
+    lost = np.flatnonzero(loss[1:])  # the time up to a data-loss marker is unknown
+    owner[lost] = 0
     return labels, owner
 
 
@@ -154,9 +146,28 @@ _RELEVANT[
         EventKind.ISR_TO_SCHED,
         EventKind.IDLE,
         EventKind.OVERFLOW,
+        EventKind.TRACE_START,
         EventKind.TASK_SWITCH_OUT,
     ]
 ] = True
+
+
+def state_events(ev: Any, core: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(kind, ctx_id, ts)`` of the events the running state of one core follows (``core`` None:
+    a single-core trace): its scheduling events, every core's data-loss markers (a lost packet
+    loses every core's state), and as accounting points with no effect on the state (kind
+    ``INVALID``) the event just before each data-loss marker (the unknown time starts there: the
+    gap of ``stats.overflow_gaps``) and the last event (time is accounted up to it)."""
+    kind = np.asarray(ev["kind"])
+    loss = is_loss(kind)
+    point = np.zeros(kind.size, dtype=bool)
+    point[:-1] = loss[1:]
+    point[-1:] = True
+    own = _RELEVANT[kind] if core is None else (_RELEVANT[kind] & (np.asarray(ev["core"]) == core)) | loss
+    rows = np.flatnonzero(own | point)
+    k = kind[rows]
+    k = np.where(own[rows], k, np.uint8(EventKind.INVALID)).astype(kind.dtype, copy=False)
+    return k, np.asarray(ev["ctx_id"])[rows], np.asarray(ev["ts"])[rows].astype(np.int64)
 
 
 def _cores(trace: Trace) -> list[int]:
@@ -167,15 +178,14 @@ def _cores(trace: Trace) -> list[int]:
     return sorted(np.unique(ev["core"]).tolist())
 
 
-def _busy(trace: Trace, ev: np.ndarray, w0: int, w1: int) -> dict[str, int] | None:
+def _busy(trace: Trace, ev: Any, core: int | None, w0: int, w1: int) -> dict[str, int] | None:
     """Busy ns per context label over ``[w0, w1]`` from one core's events; None without any
     scheduling event (a marker-only trace: nothing to attribute)."""
-    sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
-    k = np.ascontiguousarray(sub["kind"])
+    k, ctx, ts = state_events(ev, core)
     if not ((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.ISR_ENTER) | (k == EventKind.IDLE)).any():
         return None
-    labels, owner = _owners(trace, k, sub["ctx_id"])
-    return _charge(labels, owner, sub["ts"].astype(np.int64), w0, w1)
+    labels, owner = _owners(trace, k, ctx)
+    return _charge(labels, owner, ts, w0, w1)
 
 
 def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:
@@ -242,7 +252,7 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
     cores = _cores(trace)
     per_core: dict[int, dict[str, int]] = {}
     for c in cores:
-        b = _busy(trace, ev if len(cores) == 1 else ev[ev["core"] == c], w0, w1)
+        b = _busy(trace, ev, None if len(cores) == 1 else c, w0, w1)
         if b is not None:
             per_core[c] = b
     if not per_core:

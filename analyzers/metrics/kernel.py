@@ -47,7 +47,8 @@ from trace_parsers.model import CtxType, EventKind, Trace
 
 from ..sites import Site, is_logic
 from .base import Result, Series, Summary, make_table, summary_fields
-from .cpu_load import _RELEVANT, _owners, is_idle_name
+from .cpu_load import _owners, is_idle_name, state_events
+from .kstate import BY_LOSS, BY_SWITCH_IN, CLOSED_REASONS, OPEN, isr_entries, isr_rows
 from .stats import DropLog, drop_gap_instances, overflow_gaps
 
 #: windows of the per-task load over time when CT_LOAD_WINDOW_NS is not given
@@ -90,12 +91,11 @@ def timelines(trace: Trace) -> list[CoreTimeline]:
     cores = sorted(np.unique(ev["core"]).tolist()) if trace.meta.cores > 1 else [0]
     out = []
     for c in cores:
-        sub = ev if len(cores) == 1 else ev[ev["core"] == c]
-        sub = sub.take(np.flatnonzero(_RELEVANT[sub["kind"]]))
-        if not sub.size:
+        k, ctx, ts = state_events(ev, None if len(cores) == 1 else c)
+        if not k.size:
             continue
-        labels, owner = _owners(trace, np.ascontiguousarray(sub["kind"]), sub["ctx_id"])
-        out.append(CoreTimeline(c, sub["ts"].astype(np.int64), owner, labels, {}))
+        labels, owner = _owners(trace, k, ctx)
+        out.append(CoreTimeline(c, ts, owner, labels, {}))
     return out
 
 
@@ -269,17 +269,15 @@ def _load_series(trace: Trace, tls: list[CoreTimeline], window_ns: int | None) -
     return out
 
 
-def _isr_exit_rows(kind: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Row of each ISR_ENTER's own exit within one core's rows (same nesting depth), -1 if none."""
-    from .isr_latency import _first_exit_at_depth
-
-    k = kind[rows]
-    enter = k == EventKind.ISR_ENTER
-    exits = (k == EventKind.ISR_EXIT) | (k == EventKind.ISR_TO_SCHED)
-    depth = np.cumsum(enter.astype(np.int64) - exits)
-    a = np.flatnonzero(enter)
-    hit = _first_exit_at_depth(a, depth[a] - 1, np.flatnonzero(exits), depth)
-    return np.where(hit >= 0, rows[np.maximum(hit, 0)], -1)
+def log_closed(m: str, end: np.ndarray, st: np.ndarray, closed_ts: np.ndarray, core: np.ndarray,
+               drop_log: DropLog) -> None:
+    """Log the entries closed without their exit (:mod:`.kstate`): one row per entry a switch-in
+    closed (the ISR, its entry and the switch-in's time, the core), a count of those a data loss
+    closed."""
+    why = CLOSED_REASONS[BY_SWITCH_IN]
+    for i in np.flatnonzero(end == BY_SWITCH_IN).tolist():
+        drop_log.add(f"{m}.duration", why, int(st[i]), int(closed_ts[i]), 1, int(core[i]))
+    drop_log.add(f"{m}.duration", CLOSED_REASONS[BY_LOSS], count=int(np.count_nonzero(end == BY_LOSS)))
 
 
 def _isr_series(trace: Trace, gaps: Any, drop_log: DropLog) -> tuple[list[Series], dict[str, Any]]:
@@ -288,23 +286,22 @@ def _isr_series(trace: Trace, gaps: Any, drop_log: DropLog) -> tuple[list[Series
     kind, ts, cid = ev["kind"], ev["ts"].astype(np.int64), ev["ctx_id"]
     names = {i.number: i.name for i in trace.isrs}
     span = (int(ts[-1]) - int(ts[0])) if len(ts) else 0
-    entries, exits, depth_at = [], [], []
-    isr_kind = (kind == EventKind.ISR_ENTER) | (kind == EventKind.ISR_EXIT) | (kind == EventKind.ISR_TO_SCHED)
+    entries, exits, depth_at, closed = [], [], [], []
     for c in np.unique(ev["core"]).tolist():
-        rows = np.flatnonzero((ev["core"] == c) & isr_kind)
-        if not rows.size:
+        rows = isr_rows(kind, ev["core"], c)
+        got = isr_entries(kind[rows])
+        if not got.idx.size:
             continue
-        enter = kind[rows] == EventKind.ISR_ENTER
-        s = np.cumsum(np.where(enter, 1, -1))
-        depth = s - np.minimum.accumulate(np.minimum(s, 0))  # nesting depth, never below 0
-        entries.append(rows[enter])
-        exits.append(_isr_exit_rows(kind, rows))
-        depth_at.append(depth[enter])
+        entries.append(rows[got.idx])
+        exits.append(np.where(got.end >= 0, rows[np.maximum(got.end, 0)], got.end))
+        depth_at.append(got.depth)
+        closed.append(np.where(got.closer >= 0, rows[np.maximum(got.closer, 0)], -1))
     if not entries:
         return [], {}
     ent, ex, dep = np.concatenate(entries), np.concatenate(exits), np.concatenate(depth_at)
+    shut = np.concatenate(closed)
     order = np.argsort(ent, kind="stable")
-    ent, ex, dep = ent[order], ex[order], dep[order]
+    ent, ex, dep, shut = ent[order], ex[order], dep[order], shut[order]
     ready_rows = np.flatnonzero((kind == EventKind.TASK_READY) & (ev["ctx_type"] == CtxType.ISR))
     sw_rows = np.flatnonzero(kind == EventKind.TASK_SWITCH_IN)
     series: list[Series] = []
@@ -318,8 +315,9 @@ def _isr_series(trace: Trace, gaps: Any, drop_log: DropLog) -> tuple[list[Series
             scale = 1e9 if trace.meta.tick_hz else 1.0
             scalars[f"{m}.rate"] = (e.size * scale / span, "per_s" if trace.meta.tick_hz else "per_tick")
         scalars[f"{m}.nested"] = (float(np.count_nonzero(d > 1)), "count")
+        log_closed(m, x, ts[e], ts[np.maximum(shut[sel], 0)], ev["core"][e].astype(np.int64), drop_log)
         ok = x >= 0
-        drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(~ok)))
+        drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(x == OPEN)))
         st, en = ts[e[ok]], ts[x[ok]]
         keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
         core = ev["core"][e[ok]].astype(np.int64)[keep]

@@ -84,6 +84,7 @@ class Drop:
     start_ts: int
     end_ts: int
     count: int
+    core: int = -1  #: the core, where the exclusion is of one core (-1: not per core)
 
 
 @dataclass
@@ -92,9 +93,10 @@ class DropLog:
 
     entries: list[Drop] = field(default_factory=list)
 
-    def add(self, metric: str, reason: str, start_ts: int = -1, end_ts: int = -1, count: int = 1) -> None:
+    def add(self, metric: str, reason: str, start_ts: int = -1, end_ts: int = -1, count: int = 1,
+            core: int = -1) -> None:
         if count > 0:
-            self.entries.append(Drop(metric, reason, int(start_ts), int(end_ts), int(count)))
+            self.entries.append(Drop(metric, reason, int(start_ts), int(end_ts), int(count), int(core)))
 
     def count(self, metric: str | None = None, reason: str | None = None) -> int:
         return sum(
@@ -130,23 +132,50 @@ def overflow_gaps(trace: Trace | None) -> list[tuple[int, int]]:
     return gaps
 
 
-def in_gaps(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Boolean mask: instance ``[start, end]`` touches one of ``gaps`` (inclusive)."""
+def gap_hits(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(touches, per_gap)``: which instances ``[start, end]`` touch a gap (inclusive), and how
+    many instances touch each gap. Gaps in time order (starts and ends non-decreasing, as
+    :func:`overflow_gaps` makes them) take two sorted searches; others one pass per gap.
+
+    >>> t, n = gap_hits(np.array([0, 5, 20]), np.array([4, 12, 30]), [(4, 6), (10, 11), (25, 26)])
+    >>> t.tolist(), n.tolist()
+    ([True, True, True], [2, 1, 1])
+    """
     start = np.asarray(start, dtype=np.int64)
     end = np.asarray(end, dtype=np.int64)
-    mask = np.zeros(start.shape, dtype=bool)
-    for g0, g1 in gaps:
-        mask |= (start <= g1) & (end >= g0)
-    return mask
+    g = np.asarray(gaps, dtype=np.int64).reshape(-1, 2)
+    per_gap = np.zeros(len(g), dtype=np.int64)
+    touches = np.zeros(start.shape, dtype=bool)
+    if not len(g) or not start.size:
+        return touches, per_gap
+    if np.any(np.diff(g[:, 0]) < 0) or np.any(np.diff(g[:, 1]) < 0):
+        for k, (g0, g1) in enumerate(g.tolist()):
+            hit = (start <= g1) & (end >= g0)
+            per_gap[k] = int(np.count_nonzero(hit))
+            touches |= hit
+        return touches, per_gap
+    # an instance touches the gaps from the first ending at or after its start to the last
+    # starting at or before its end (none when that range is empty)
+    lo = np.searchsorted(g[:, 1], start, side="left")
+    hi = np.searchsorted(g[:, 0], end, side="right") - 1
+    touches = lo <= hi
+    diff = np.zeros(len(g) + 1, dtype=np.int64)
+    np.add.at(diff, lo[touches], 1)
+    np.add.at(diff, hi[touches] + 1, -1)
+    return touches, np.cumsum(diff[:-1])
+
+
+def in_gaps(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Boolean mask: instance ``[start, end]`` touches one of ``gaps`` (inclusive)."""
+    return gap_hits(start, end, gaps)[0]
 
 
 def drop_gap_instances(
     metric: str, start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]], drop_log: DropLog
 ) -> np.ndarray:
     """Mask of instances to keep; those across an OVERFLOW gap are logged in ``drop_log``."""
-    bad = in_gaps(start, end, gaps)
-    for g0, g1 in gaps:
-        n = int(np.count_nonzero((np.asarray(start) <= g1) & (np.asarray(end) >= g0)))
+    bad, per_gap = gap_hits(start, end, gaps)
+    for (g0, g1), n in zip(gaps, per_gap.tolist()):
         drop_log.add(metric, "overflow_gap", g0, g1, n)
     return ~bad
 
@@ -158,20 +187,15 @@ class GapDrops:
     def __init__(self, metric: str, gaps: Sequence[tuple[int, int]]) -> None:
         self.metric = metric
         self.gaps = list(gaps)
-        self.counts = [0] * len(self.gaps)
+        self.counts = np.zeros(len(self.gaps), dtype=np.int64)
 
     def keep(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-        start = np.asarray(start, dtype=np.int64)
-        end = np.asarray(end, dtype=np.int64)
-        bad = np.zeros(start.shape, dtype=bool)
-        for i, (g0, g1) in enumerate(self.gaps):
-            hit = (start <= g1) & (end >= g0)
-            self.counts[i] += int(np.count_nonzero(hit))
-            bad |= hit
+        bad, per_gap = gap_hits(start, end, self.gaps)
+        self.counts += per_gap
         return ~bad
 
     def log(self, drop_log: DropLog) -> None:
-        for (g0, g1), n in zip(self.gaps, self.counts):
+        for (g0, g1), n in zip(self.gaps, self.counts.tolist()):
             drop_log.add(self.metric, "overflow_gap", g0, g1, n)
 
 

@@ -18,7 +18,6 @@ import numpy as np
 from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events
 
 from .metrics import (
-    _RELEVANT,
     CoreTimeline,
     CpuLoadSummary,
     Result,
@@ -27,7 +26,10 @@ from .metrics import (
     assemble_load,
     is_idle_name,
     is_logic,
+    is_loss,
+    isr_walk,
     make_table,
+    state_events,
 )
 
 K = EventKind
@@ -45,21 +47,6 @@ class ChunkTimeline:
         t = np.asarray(t, dtype=np.int64)
         part = self.timeline.running(label, t) if self.timeline is not None else np.zeros(t.size, np.int64)
         return part + self.before.get(label, 0)
-
-
-def _depths(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ISR nesting depth after and before each event (``_owners``' walk: floored at 0, reset by
-    OVERFLOW)."""
-    n = kind.size
-    enter = kind == K.ISR_ENTER
-    leave = (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
-    s = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(enter.astype(np.int64) - leave.astype(np.int64), out=s[1:])
-    seg = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(kind == K.OVERFLOW, out=seg[1:])
-    big = 2 * (n + 1)
-    depth_all = s - (np.minimum.accumulate(s - seg * big) + seg * big)
-    return depth_all[1:], depth_all[:-1]
 
 
 class _Core:
@@ -100,14 +87,14 @@ class _Core:
         return ChunkTimeline(CoreTimeline(0, ts, owner, labels, {}), before)
 
     def _carry(self, kind: np.ndarray, ctx: np.ndarray) -> None:
-        depth, before = _depths(kind)
-        setter = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | (kind == K.OVERFLOW)
+        depth, before, _ = isr_walk(kind)
+        setter = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | is_loss(kind)
         setter |= (kind == K.TASK_SWITCH_OUT) & (before == 0)
         rows = np.flatnonzero(setter)
         if rows.size:
             i = int(rows[-1])
             k = int(kind[i])
-            self.task = (("task", int(ctx[i])) if k == K.TASK_SWITCH_IN else None if k == K.OVERFLOW
+            self.task = (("task", int(ctx[i])) if k == K.TASK_SWITCH_IN else None if is_loss(kind[i:i + 1])[0]
                          else ("idle", -1))
         ent = np.flatnonzero(kind == K.ISR_ENTER)
         d_end = int(depth[-1])
@@ -165,11 +152,9 @@ class CpuLoadStream:
         self.multi = trace.meta.cores > 1
         cores = np.unique(ev["core"]).tolist() if self.multi else [0]
         self.seen_cores.update(cores)
-        sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
-        for c in cores:
-            part = sub if not self.multi else sub.take(np.flatnonzero(sub["core"] == c))
+        for c in sorted(set(cores) | set(self.cores)):  # a data-loss marker reaches every core
             core = self.cores.setdefault(c, _Core(self.t0))
-            core.feed(np.ascontiguousarray(part["kind"]), part["ctx_id"], part["ts"])
+            core.feed(*state_events(ev, c if self.multi else None))
 
     def finish(self, last: Trace, gaps: list[tuple[int, int]]) -> Result:
         """The whole trace's ``cpu_load`` result (``last`` = the last chunk, ``gaps`` = the

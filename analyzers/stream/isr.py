@@ -1,8 +1,9 @@
 """ISR metrics of ``analyzers.metrics.kernel`` (``isr.<name>.duration``, ``.to_task``, ``.rate``,
 ``.nested``) over chunks, rows numbered across the whole recording.
 
-Carried per core: the nesting walk (its sum and running minimum) and the entries still waiting
-for their own exit (at most the nesting depth); across cores: the entries waiting for the first
+Carried per core: the entries still waiting for their own exit (one per open nesting level: the
+ISR stack of ``analyzers.metrics.kstate``, replayed in front of the next chunk, where a reset closes
+them); across cores: the entries waiting for the first
 ready from interrupt context, and those readies waiting for their task's switch-in. What grows:
 per entry 9 int64 columns (72 bytes: the entry, its exit, its first ISR-context ready), per
 ISR-context ready switched to 2 (16 bytes); on disk while spilling (:mod:`.parts`).
@@ -17,7 +18,18 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
-from .metrics import GapDrops, Series, TableParts, _isr_exit_rows
+from .metrics import (
+    BY_LOSS,
+    CLOSED_REASONS,
+    OPEN,
+    DropLog,
+    GapDrops,
+    Series,
+    TableParts,
+    isr_entries,
+    isr_rows,
+    log_closed,
+)
 from .parts import Parts, SortedLookup, append_before
 
 K = EventKind
@@ -34,7 +46,6 @@ class IsrStream:
     from a later one (:meth:`.parts.Parts.patch`)."""
 
     def __init__(self) -> None:
-        self.walk: dict[int, list[int]] = {}  #: core -> [sum, running minimum of min(sum, 0)]
         #: core -> (2, k): global row, column in ``entries`` (-1 until appended) of the entries
         #: without an exit yet
         self.pending: dict[int, np.ndarray] = {}
@@ -51,9 +62,11 @@ class IsrStream:
     def feed(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int) -> None:
         cores = ev["core"]
         isr = (kind == K.ISR_ENTER) | (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
+        # the cores with ISR events here, and those with entries still open (a reset here closes them)
+        todo = set(np.unique(cores[isr]).tolist()) | {c for c, p in self.pending.items() if p.shape[1]}
         blocks = [np.zeros((_W, 0), np.int64)]
-        for c in np.unique(cores[isr]).tolist():
-            rows = np.flatnonzero(isr & (cores == c))
+        for c in sorted(todo):
+            rows = isr_rows(kind, cores, c)
             blocks.append(self._core(c, kind, ts, rows, ev["ctx_id"], row0))
         block = np.concatenate(blocks, axis=1)
         block = block[:, np.argsort(block[_ROW], kind="stable")]
@@ -67,32 +80,34 @@ class IsrStream:
 
     def _core(self, c: int, kind: np.ndarray, ts: np.ndarray, rows: np.ndarray, cid: np.ndarray,
               row0: int) -> np.ndarray:
-        """Core ``c``'s new entries (their exits filled in when in this chunk); the carried
-        entries' exits found here are patched in."""
-        enter = kind[rows] == K.ISR_ENTER
-        s0, m0 = self.walk.get(c, [0, 0])
-        s = s0 + np.cumsum(np.where(enter, 1, -1))
-        m = np.minimum(m0, np.minimum.accumulate(np.minimum(s, 0)))
-        depth = s - m  # nesting depth, never below 0 (the whole-trace walk)
-        self.walk[c] = [int(s[-1]), int(m[-1])]
-        g = rows[enter] + row0
-        block = np.full((_W, g.size), -1, np.int64)
-        block[_ROW], block[_TS], block[_CORE] = g, ts[rows[enter]], c
-        block[_IRQ], block[_DEPTH] = cid[rows[enter]], depth[enter]
-        # own exits: the waiting entries replayed as entries in front of the chunk's rows
+        """Core ``c``'s new entries (their exits, or what closed them, filled in when in this
+        chunk); the carried entries' exits (or closings) found here are patched in. The carried
+        entries are replayed as entries in front of the chunk's rows (the ISR stack: one open
+        entry per nesting level)."""
         pend = self.pending.get(c, np.zeros((2, 0), np.int64))
         p = pend.shape[1]
         kk = np.concatenate((np.full(p, K.ISR_ENTER, np.uint8), kind[rows]))
-        hit = _isr_exit_rows(kk, np.arange(kk.size))
-        found = hit >= 0
-        ex = rows[np.maximum(hit - p, 0)]  # the exit's chunk row where found
-        old, new = found[:p], found[p:]
-        if old.any():
-            self.entries.patch(pend[1, old], ex[:p][old] + row0, row=_XROW)
-            self.entries.patch(pend[1, old], ts[ex[:p][old]], row=_XTS)
-        block[_XROW, new], block[_XTS, new] = ex[p:][new] + row0, ts[ex[p:][new]]
-        waiting = np.stack([g[~new], np.full(int(np.count_nonzero(~new)), -1, np.int64)])
-        self.pending[c] = np.concatenate((pend[:, ~old], waiting), axis=1)
+        got = isr_entries(kk)
+        at = np.concatenate((np.full(p, -1, np.int64), rows))  # chunk row of each replayed index
+        end_row = np.where(got.end >= 0, at[np.maximum(got.end, 0)], got.end)
+        end_ts = np.where(got.end >= 0, ts[np.maximum(end_row, 0)], -1)
+        closed = got.closer >= 0
+        end_ts[closed] = ts[at[got.closer[closed]]]  # a closed entry keeps the closing time
+        end_row = np.where(end_row >= 0, end_row + row0, end_row)
+        old, new = slice(0, p), slice(p, None)
+        done = got.end != OPEN
+        if done[old].any():
+            cols = pend[1, done[old]]
+            self.entries.patch(cols, end_row[old][done[old]], row=_XROW)
+            self.entries.patch(cols, end_ts[old][done[old]], row=_XTS)
+        ent = rows[got.idx[new] - p]
+        g = ent + row0
+        block = np.full((_W, g.size), -1, np.int64)
+        block[_ROW], block[_TS], block[_CORE] = g, ts[ent], c
+        block[_IRQ], block[_DEPTH] = cid[ent], got.depth[new]
+        block[_XROW], block[_XTS] = end_row[new], end_ts[new]
+        waiting = np.stack([g[~done[new]], np.full(int(np.count_nonzero(~done[new])), -1, np.int64)])
+        self.pending[c] = np.concatenate((pend[:, ~done[old]], waiting), axis=1)
         return block
 
     def _to_task(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int,
@@ -174,15 +189,21 @@ class IsrStream:
                    seen: list[int]) -> Iterator[Series]:
         """``.duration``: each entry to its exit; counts the entries and nested ones in ``seen``."""
         no_end, drops = 0, GapDrops(f"{m}.duration", gaps)
+        closed = DropLog()  # entries closed without their exit, logged as the whole-trace series does
+        by_loss = 0
         for dep, ts, x_row, x_ts, core in self._batches([_DEPTH, _TS, _XROW, _XTS, _CORE], irq):
             seen[0] += ts.size
             seen[1] += int(np.count_nonzero(dep > 1))
             ok = x_row >= 0
-            no_end += int(np.count_nonzero(~ok))
+            no_end += int(np.count_nonzero(x_row == OPEN))
+            by_loss += int(np.count_nonzero(x_row == BY_LOSS))
+            log_closed(m, np.where(x_row == BY_LOSS, OPEN, x_row), ts, x_ts, core, closed)  # switch-ins
             st, en, ec = (ts, x_ts, core) if ok.all() else (ts[ok], x_ts[ok], core[ok])
             keep = drops.keep(st, en)
             yield Series(f"{m}.duration", "ns", st[keep], en[keep], (en - st)[keep].astype(float),
                          core=ec[keep])
+        drop_log.entries += closed.entries
+        drop_log.add(f"{m}.duration", CLOSED_REASONS[BY_LOSS], count=by_loss)
         drop_log.add(f"{m}.duration", "no_end_event", count=no_end)
         drops.log(drop_log)
 

@@ -25,7 +25,6 @@ from trace_parsers.model import EventKind, Trace
 from .cpu import ChunkTimeline, _Core
 from .isr import IsrStream
 from .metrics import (
-    _RELEVANT,
     DEFAULT_WINDOWS,
     GapDrops,
     KernelSummary,
@@ -35,6 +34,7 @@ from .metrics import (
     is_idle_name,
     is_logic,
     make_table,
+    state_events,
     tracex_scalars,
 )
 from .parts import Parts, append_before
@@ -85,15 +85,14 @@ class KernelStream:
 
     def _timelines(self, ev: np.ndarray) -> dict[int, ChunkTimeline]:
         cores = np.unique(ev["core"]).tolist() if self.multi else [0]
-        sub = ev.take(np.flatnonzero(_RELEVANT[ev["kind"]]))
         out = {}
         for c in sorted(set(cores) | set(self.cores)):
-            part = sub if not self.multi else sub.take(np.flatnonzero(sub["core"] == c))
+            part = state_events(ev, c if self.multi else None)
             if c not in self.cores:
-                if not part.size:
+                if not part[0].size:
                     continue
                 self.cores[c] = _Core(self.t0 or 0)
-            out[c] = self.cores[c].feed(np.ascontiguousarray(part["kind"]), part["ctx_id"], part["ts"])
+            out[c] = self.cores[c].feed(*part)
         return out
 
     def _tasks(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, tls: dict[int, ChunkTimeline]) -> None:

@@ -29,6 +29,7 @@ from analyzers.metrics.cpu_load import (
     assemble_load,
     cpu_load,
     is_idle_name,
+    state_events,
 )
 from analyzers.metrics.cpu_load import _series as busy_series
 from analyzers.metrics.isr_latency import _first_exit_at_depth
@@ -39,11 +40,24 @@ from analyzers.metrics.kernel import (
     CoreTimeline,
     Instances,
     KernelSummary,
-    _isr_exit_rows,
     _without_gaps,
     instance_series,
     kernel_metrics,
+    log_closed,
     tracex_scalars,
+)
+from analyzers.metrics.kstate import (
+    BY_LOSS,
+    BY_SWITCH_IN,
+    CLOSED_REASONS,
+    OPEN,
+    closed_by,
+    first_exit_at_depth,
+    is_loss,
+    is_reset,
+    isr_entries,
+    isr_rows,
+    isr_walk,
 )
 from analyzers.metrics.sched import _BOOKKEEPING
 from analyzers.metrics.stats import DropLog, GapDrops, drop_gap_instances, overflow_gaps
@@ -75,9 +89,14 @@ __all__ = [
     "pair_next", "site_interval_batches", "with_next", "TableParts", "ContextSwitchSummary",
     "site_by_name",
     "Result", "Series", "make_table", "summary_fields", "_RELEVANT", "CpuLoadSummary", "_charge",
-    "_load_scalars", "_owners", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
+    "_load_scalars", "_owners", "state_events", "cpu_load", "is_idle_name", "busy_series", "assemble_load",
     "_first_exit_at_depth",
-    "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_isr_exit_rows", "_without_gaps", "kernel_metrics",
+    "closed_by",
+    "first_exit_at_depth",
+    "is_loss",
+    "is_reset",
+    "isr_walk", "isr_entries", "isr_rows", "BY_LOSS", "BY_SWITCH_IN", "CLOSED_REASONS", "OPEN", "log_closed",
+    "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_without_gaps", "kernel_metrics",
     "tracex_scalars", "_BOOKKEEPING", "DropLog", "GapDrops", "drop_gap_instances", "overflow_gaps",
     "TRACEX_USER_BASE",
     "SiteEvents", "instance_series", "INSTANCE_SERIES", "PAIR_SERIES", "Instances",

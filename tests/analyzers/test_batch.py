@@ -353,6 +353,7 @@ def test_local_dask_cluster_runs_the_task_graph(real_captures, tmp_path, monkeyp
 
 def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
     from analyzers.batch import _plan_tasks
+    from analyzers.options import AnalysisOptions
 
     big, small = tmp_path / "big", tmp_path / "small"
     for d, n in ((big, 200_000), (small, 1_000)):
@@ -360,7 +361,7 @@ def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
         (d / "run.json").write_text(json.dumps({"trace": {"file": "t.SVDat"}, "logic": [{"file": "l.sr"}]}))
         (d / "t.SVDat").write_bytes(b"x" * n)
         (d / "l.sr").write_bytes(b"x" * n)
-    tasks = _plan_tasks([("big", big), ("small", small)], tmp_path / "out", False, "raise", 0.02, workers=2)
+    tasks = _plan_tasks([("big", big), ("small", small)], tmp_path / "out", False, AnalysisOptions(), workers=2)
     keys = [t["key"] for t in tasks]
     assert keys == ["decode:big:trace", "decode:big:logic-ideal", "analyze:big", "analyze:small"]
     analysis = {t["key"]: t for t in tasks}

@@ -29,8 +29,9 @@ CAPTURE_DIRS = ("freertos/isr_latency/ref", "zephyr/ctx_switch-n2/ref", "threadx
 #: corpus recordings analyzed as captures of their own: ISRs, two cores in one file, an STM32F7
 CORPUS_FILES = ("harinair_stm32f411_freertos_idlehook_raw.SVdat",
                 "espidf_esp32_heaplog_mcore_espext_2024.svdat", "gutya_stm32f746_freertos_raw.SVdat")
-#: run-dependent fields of result.json
-VOLATILE = ("seconds", "cached")
+#: run-dependent fields of result.json, and the options (``chunk_events`` is one: the cache key and the
+#: recorded options differ by design, the results must not)
+VOLATILE = ("seconds", "cached", "input_hash", "options")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -231,14 +232,15 @@ def test_every_reference_capture_in_chunks(tmp_path: Path, cid: str, folder: Pat
 
 def test_the_scheduler_plans_no_decode_task_for_a_chunked_recording(tmp_path: Path) -> None:
     from analyzers.campaign.scheduler import _plan_tasks
+    from analyzers.options import AnalysisOptions
 
     jobs = [("a", Q / CAPTURE_DIRS[0])]
-    whole = _plan_tasks(jobs, tmp_path, False, "raise", 0.02, workers=1)
+    whole = _plan_tasks(jobs, tmp_path, False, AnalysisOptions(), workers=1)
     assert sorted(t["key"] for t in whole if t["key"].startswith("decode:")) == [
         "decode:a:logic-ideal", "decode:a:logic-la100", "decode:a:trace"]
-    tasks = _plan_tasks(jobs, tmp_path, False, "raise", 0.02, workers=1, chunk_events=7)
+    tasks = _plan_tasks(jobs, tmp_path, False, AnalysisOptions(chunk_events=7), workers=1)
     assert [t["key"] for t in tasks] == ["analyze:a"]
-    assert tasks[0]["kwargs"]["chunk_events"] == 7 and tasks[0]["deps"] == []
+    assert tasks[0]["kwargs"]["options"].chunk_events == 7 and tasks[0]["deps"] == []
 
 
 def test_analyze_dirs_passes_chunk_events_to_the_pool(tmp_path: Path) -> None:

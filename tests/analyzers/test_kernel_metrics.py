@@ -79,18 +79,27 @@ def reference(trace) -> dict:
     out = defaultdict(list)
     switches, prev_ctx = defaultdict(int), {}
 
-    def advance(t):
+    def advance(t, lost=False):
         for c in list(last_t):
             r = running.get(c)
-            if not stack[c] and isinstance(r, int) and r not in idle_ids and t > last_t[c]:
+            if lost:  # the time up to a data loss or a restart is unknown, on every core
+                pass
+            elif not stack[c] and isinstance(r, int) and r not in idle_ids and t > last_t[c]:
                 total[r] += t - last_t[c]
                 busy[(c, r)].append((last_t[c], t))
             last_t[c] = t
 
     for i in range(len(ev)):
         kind, t, c = int(ev["kind"][i]), int(ev["ts"][i]), int(ev["core"][i])
-        advance(t)
+        lost = kind == K.OVERFLOW or (kind == K.TRACE_START and i > 0)
+        advance(t, lost)
         last_t.setdefault(c, t)
+        if lost:  # every core's state is unknown: no task, no open ISR
+            for cc in set(running) | set(stack):
+                running[cc] = None
+                stack[cc] = []
+        if kind == K.TASK_SWITCH_IN:
+            stack[c] = []  # a switch-in closes the ISRs still open on its core (their exits were lost)
         tgt, cid = int(ev["target_id"][i]), int(ev["ctx_id"][i])
         if kind in (K.TASK_SWITCH_IN, K.IDLE):
             who = cid if kind == K.TASK_SWITCH_IN else "idle"
@@ -106,9 +115,6 @@ def reference(trace) -> dict:
                 out[f"isr.{isr_names.get(p[0], f'irq{p[0]}')}.to_task"].append((t - p[1], p[1], t))
         elif kind == K.TASK_SWITCH_OUT and not stack[c]:
             running[c] = "idle"
-        elif kind == K.OVERFLOW:
-            running[c] = None
-            stack[c] = []
         elif kind == K.ISR_ENTER:
             name = isr_names.get(cid, f"irq{cid}")
             out[f"isr.{name}.entries"].append(t)

@@ -24,23 +24,23 @@ K = EventKind
 
 
 def _busy_loop(trace: Trace, w0: int, w1: int) -> dict[str, int]:
-    """cpu_load's attribution, one event at a time."""
+    """cpu_load's attribution, one event at a time (docs/methodology.md "Kernel state")."""
     names = {t.ctx_id: t.name for t in trace.tasks}
     isr_names = {i.number: i.name for i in trace.isrs}
     idle_ids = {cid for cid, n in names.items() if n.strip().lower() in IDLE_NAMES}
-    rel = {K.TASK_SWITCH_IN, K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.IDLE, K.OVERFLOW, K.TASK_SWITCH_OUT}
     busy: dict[str, int] = {}
     cur, stack, last = "unknown", [], w0
     ev = trace.events
-    for k, cid, t in zip(ev["kind"].tolist(), ev["ctx_id"].tolist(), ev["ts"].tolist()):
-        if k not in rel:
-            continue
+    for i, (k, cid, t) in enumerate(zip(ev["kind"].tolist(), ev["ctx_id"].tolist(), ev["ts"].tolist())):
         t_c = min(max(t, w0), w1)
-        owner = stack[-1] if stack else cur
+        # the time up to a data loss or a restart is unknown, whatever ran
+        lost = k == K.OVERFLOW or (k == K.TRACE_START and i > 0)
+        owner = "unknown" if lost else stack[-1] if stack else cur
         if t_c > last:
             busy[owner] = busy.get(owner, 0) + (t_c - last)
         last = max(last, t_c)
         if k == K.TASK_SWITCH_IN:
+            stack = []  # closes the ISRs still open
             cur = "idle" if cid in idle_ids else f"task.{names.get(cid, f'task#{cid}')}"
         elif k == K.IDLE:
             cur = "idle"
@@ -51,7 +51,7 @@ def _busy_loop(trace: Trace, w0: int, w1: int) -> dict[str, int]:
         elif k in (K.ISR_EXIT, K.ISR_TO_SCHED):
             if stack:
                 stack.pop()
-        elif k == K.OVERFLOW:
+        elif lost:
             cur, stack = "unknown", []
     if w1 > last:
         owner = stack[-1] if stack else cur
@@ -61,7 +61,7 @@ def _busy_loop(trace: Trace, w0: int, w1: int) -> dict[str, int]:
 
 def _random_trace(rng: np.random.Generator, n: int) -> Trace:
     kinds = [K.TASK_SWITCH_IN, K.TASK_SWITCH_OUT, K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.IDLE,
-             K.OVERFLOW, K.MARK, K.API_CALL]
+             K.OVERFLOW, K.TRACE_START, K.MARK, K.API_CALL]
     ev = empty_events(n)
     ev["kind"] = rng.choice(kinds, n, p=rng.dirichlet(np.ones(len(kinds))))
     ev["ctx_id"] = rng.integers(-1, 5, n)

@@ -84,8 +84,9 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
 
     ``arg`` is the IRQ number for ISR_ENTER rows and the dense task index for TASK_SWITCH_IN rows.
     ISR_ENTER/EXIT nest (an exit at depth 0 is ignored); ISR rows themselves belong to the ISR; a
-    switch recorded inside an ISR decides what runs after it; an OVERFLOW makes everything unknown
-    until the next switch/enter. Returns (ctx_type, ctx_id).
+    switch-in closes the ISRs still open (their exits were lost) and its row belongs to the task;
+    an OVERFLOW or a restart (TRACE_START) makes everything unknown until the next switch/enter
+    (docs/methodology.md, "Kernel state"). Returns (ctx_type, ctx_id).
     """
     n = kind.shape[0]
     ctx_type = np.zeros(n, dtype=np.uint8)
@@ -93,19 +94,20 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
     if n == 0:
         return ctx_type, ctx_id
     it: Any = np.int32 if n < 2**29 else np.int64
-    is_ovf = kind == K.OVERFLOW
+    is_ovf = (kind == K.OVERFLOW) | (kind == K.TRACE_START)  # the state is lost
+    is_rst = is_ovf | (kind == K.TASK_SWITCH_IN)  # the ISR stack is emptied
     enter = kind == K.ISR_ENTER
     step = enter.astype(np.int8)
     step -= (kind == K.ISR_EXIT).view(np.int8)
     step -= (kind == K.ISR_TO_SCHED).view(np.int8)
-    has_ovf = bool(is_ovf.any())
+    has_ovf = bool(is_rst.any())
     if has_ovf:
-        step[is_ovf] = 0
+        step[is_rst] = 0
     s = np.cumsum(step, dtype=it)
     del step
     if has_ovf:
-        new_seg = is_ovf.copy()
-        new_seg[0] = True  # segments begin at index 0 and at each OVERFLOW
+        new_seg = is_rst.copy()
+        new_seg[0] = True  # segments begin at index 0 and at each reset
         seg = np.cumsum(new_seg, dtype=it) - 1
         seg_first = np.flatnonzero(new_seg)
         base = np.where(seg_first > 0, s[np.maximum(seg_first - 1, 0)], 0).astype(it)
@@ -129,7 +131,7 @@ def track_context(kind: np.ndarray, arg: np.ndarray) -> tuple[np.ndarray, np.nda
     np.maximum(depth[1:], depth[:-1], out=lvl[1:])  # exit rows belong to the ISR they leave
     lvl[seg_first] = depth[seg_first]
     if has_ovf:
-        lvl[is_ovf] = 0
+        lvl[is_rst] = 0
     maxl = int(lvl.max())
     if maxl > 0:
         ctx_type[lvl > 0] = CtxType.ISR

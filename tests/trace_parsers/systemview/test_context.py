@@ -11,7 +11,7 @@ from trace_parsers.systemview.convert import track_context
 
 K = EventKind
 _KINDS = [K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.TASK_SWITCH_IN, K.TASK_SWITCH_OUT, K.IDLE,
-          K.OVERFLOW, K.TASK_READY, K.MARK, K.API_CALL]
+          K.OVERFLOW, K.TRACE_START, K.TASK_READY, K.MARK, K.API_CALL]
 
 
 def reference(kind: list[int], arg: list[int]) -> tuple[list[int], list[int]]:
@@ -19,15 +19,16 @@ def reference(kind: list[int], arg: list[int]) -> tuple[list[int], list[int]]:
     task = (int(CtxType.NONE), -1)
     out_t, out_i = [], []
     for k, a in zip(kind, arg):
-        if k == K.OVERFLOW:
+        if k in (K.OVERFLOW, K.TRACE_START):  # data loss, restart: nothing is known
             stack, task = [], (int(CtxType.NONE), -1)
             out_t.append(int(CtxType.NONE))
             out_i.append(-1)
             continue
         if k == K.ISR_ENTER:
             stack.append(a)
-        # a switch recorded inside an ISR still decides what runs once the ISR returns
+        # a switch-in closes the ISRs still open (their exits were lost); its row is the task's
         if k == K.TASK_SWITCH_IN:
+            stack = []
             task = (int(CtxType.TASK), a)
         elif k == K.IDLE:
             task = (int(CtxType.IDLE), -1)

@@ -32,6 +32,7 @@ const K_ISR_EXIT: u8 = 6;
 const K_ISR_TO_SCHED: u8 = 7;
 const K_MARK: u8 = 10;
 const K_OVERFLOW: u8 = 13;
+const K_TRACE_START: u8 = 14;
 const K_IDLE: u8 = 16;
 const K_API_CALL: u8 = 21;
 const K_USER: u8 = 25;
@@ -192,13 +193,18 @@ impl Default for Ctx {
 }
 
 impl Ctx {
-    /// (ctx_type, ctx_id) of an event of `kind` (arg: IRQ or dense task index).
+    /// (ctx_type, ctx_id) of an event of `kind` (arg: IRQ or dense task index). The rules of
+    /// docs/methodology.md "Kernel state": a data loss (OVERFLOW) or a restart (TRACE_START) empties
+    /// the ISR stack and makes the task unknown; a switch-in closes the ISRs still open.
     #[inline(always)]
     fn step(&mut self, kind: u8, arg: i32) -> (u8, i32) {
-        if kind == K_OVERFLOW {
+        if kind == K_OVERFLOW || kind == K_TRACE_START {
             self.depth = 0;
             self.task = (C_NONE, -1);
             return (C_NONE, -1);
+        }
+        if kind == K_TASK_SWITCH_IN {
+            self.depth = 0;
         }
         let prev = self.depth;
         match kind {

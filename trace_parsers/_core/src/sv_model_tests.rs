@@ -33,6 +33,27 @@ fn nesting_switch_and_overflow() {
 }
 
 #[test]
+fn a_switch_in_closes_open_isrs_and_a_restart_resets() {
+    // task 3, ISR 40 (exit lost), switch-in 5 closes it; the exit after it is ignored; ISR 15 then
+    // is not nested; TRACE_START (14) mid-stream: unknown until the next switch-in
+    let k = [1, 5, 1, 6, 5, 6, 14, 5, 6, 1];
+    let a = [3, 40, 5, -1, 15, -1, -1, 15, -1, 5];
+    let want = [
+        (C_TASK, 3),
+        (C_ISR, 40),
+        (C_TASK, 5),
+        (C_TASK, 5),
+        (C_ISR, 15),
+        (C_ISR, 15),
+        (C_NONE, -1),
+        (C_ISR, 15),
+        (C_ISR, 15),
+        (C_TASK, 5),
+    ];
+    assert_eq!(ctx_of(&k, &a), want);
+}
+
+#[test]
 fn exact_division() {
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move || {
