@@ -32,10 +32,13 @@ demo: setup build
 	$(VENV)/bin/crosstrace report out/campaign -o out/report.html
 	@echo "open out/report.html"
 
+#: pytest workers (the machine's 2 cores); tests/firmware runs in one process after the rest
+PYTEST_JOBS ?= 2
+
 .PHONY: test ## the test suite (pytest + cargo test); fails if no test ran
 test: setup build
 	cargo test -q --manifest-path trace_parsers/_core/Cargo.toml --no-default-features
-	$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+	PY=$(PY) bash tools/run-pytest.sh $(PYTEST_JOBS) $(PYTEST_ARGS)
 
 .PHONY: test-all ## the test suite including slow tests (large captures, QEMU runs)
 test-all: PYTEST_ARGS += --runslow

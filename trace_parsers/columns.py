@@ -132,7 +132,7 @@ class Columns:
     ``np.asarray(cols)`` and :meth:`to_records` give the ``EVENT_DTYPE`` row table.
     """
 
-    __slots__ = ("_s", "_n", "_wide")
+    __slots__ = ("_s", "_n", "_wide", "__weakref__")
     dtype = EVENT_DTYPE
     ndim = 1
 

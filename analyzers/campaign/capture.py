@@ -227,8 +227,22 @@ def drop_summary(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (d["source"], d["profile"], d["metric"], d["reason"])
         row = out.setdefault(key, dict(zip(("source", "profile", "metric", "reason"), key), count=0, rows=0))
         row["count"] += int(d["count"])
-        row["rows"] += 1
+        row["rows"] += len(d.get("gaps") or ()) or 1
     return list(out.values())
+
+
+def drop_rows(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The drop log's rows for ``drop_log.parquet``: an entry standing for several gaps becomes
+    one row per gap (its ``start_ts``, ``end_ts`` and ``count``)."""
+    out = []
+    for d in drops:
+        gaps = d.get("gaps") or ()
+        base = {k: v for k, v in d.items() if k != "gaps"}
+        if not gaps:
+            out.append(base)
+            continue
+        out += [{**base, "start_ts": g0, "end_ts": g1, "count": n} for g0, g1, n in gaps]
+    return out
 
 
 def gap_list(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -236,7 +250,8 @@ def gap_list(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for d in drops:
         if d["reason"] == "overflow_gap":
-            seen.setdefault((d["source"], d["profile"]), set()).add((int(d["start_ts"]), int(d["end_ts"])))
+            gaps = d.get("gaps") or ((d["start_ts"], d["end_ts"], d["count"]),)
+            seen.setdefault((d["source"], d["profile"]), set()).update((int(a), int(b)) for a, b, _ in gaps)
     return [{"source": s, "profile": p, "gaps": [list(g) for g in sorted(gs)]} for (s, p), gs in seen.items()]
 
 
@@ -425,7 +440,7 @@ def _write_capture_tables(dest: Path, acc: dict[str, list[Any]]) -> None:
     _write_table(acc["metrics"], dest / "metrics.parquet")
     _write_table(acc["crossval"], dest / "crossval.parquet")
     _write_table(acc["alignment"], dest / "alignment.parquet")
-    _write_table(acc["drops"], dest / "drop_log.parquet")
+    _write_table(drop_rows(acc["drops"]), dest / "drop_log.parquet")
 
 
 def _cross_validate_source(

@@ -16,9 +16,10 @@ over the window).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -84,7 +85,8 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     for mask, label in ((switch_in, None), (enter, "isr")):
         if not mask.any():
             continue
-        ids, inv = np.unique(cid[mask], return_inverse=True)
+        vals = cid[mask]
+        ids, inv = small_ids(vals)
         codes = np.empty(ids.size, dtype=np.int64)
         for j, c in enumerate(ids.tolist()):
             if label is None:
@@ -94,7 +96,7 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
             if nm not in labels:
                 labels.append(nm)
             codes[j] = labels.index(nm)
-        code[mask] = codes[inv.ravel()]
+        code[mask] = codes[inv]
 
     # current task: forward fill of the events that set it (-1: leaves it unchanged)
     setter = np.full(n, -1, dtype=np.int64)
@@ -119,6 +121,25 @@ def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[st
     lost = np.flatnonzero(loss[1:])  # the time up to a data-loss marker is unknown
     owner[lost] = 0
     return labels, owner
+
+
+def small_ids(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(vals, return_inverse=True)`` of integer ids, by a lookup table when they span
+    a small range (task and IRQ ids: one pass instead of a sort).
+
+    >>> ids, inv = small_ids(np.array([7, 3, 7, 5]))
+    >>> ids.tolist(), inv.tolist()
+    ([3, 5, 7], [2, 0, 2, 1])
+    """
+    vals = np.asarray(vals).astype(np.int64, copy=False)
+    lo, hi = int(vals.min()), int(vals.max())
+    if hi - lo >= 1 << 20:
+        ids, inv = np.unique(vals, return_inverse=True)
+        return ids, inv.ravel()
+    present = np.bincount(vals - lo, minlength=hi - lo + 1) > 0
+    ids = np.flatnonzero(present) + lo
+    lut = np.cumsum(present) - 1
+    return ids, lut[vals - lo]
 
 
 def _charge(labels: list[str], owner: np.ndarray, ts: np.ndarray, w0: int, w1: int) -> dict[str, int]:
@@ -178,14 +199,41 @@ def _cores(trace: Trace) -> list[int]:
     return sorted(np.unique(ev["core"]).tolist())
 
 
-def _busy(trace: Trace, ev: Any, core: int | None, w0: int, w1: int) -> dict[str, int] | None:
+class CoreState(NamedTuple):
+    """The running state of one core over a whole trace (:func:`core_state`)."""
+
+    kind: np.ndarray  #: the events of :func:`state_events`
+    ts: np.ndarray
+    labels: list[str]
+    owner: np.ndarray  #: ``_owners``: label index from each event to the next
+
+
+#: the last trace's core states: CPU load and the kernel metrics read one pass, not one each. Keyed by
+#: the trace's event storage (weakly: a trace let go is not kept alive) and the core.
+_STATES: list[tuple[Any, int | None, CoreState]] = []
+
+
+def core_state(trace: Trace, core: int | None) -> CoreState:
+    """The running state of ``core`` (None: a single-core trace) over ``trace``, computed once."""
+    held = trace.held()
+    for ref, c, got in _STATES:
+        if ref() is held and c == core:
+            return got
+    k, ctx, ts = state_events(trace.columns, core)
+    labels, owner = _owners(trace, k, ctx)
+    got = CoreState(k, ts, labels, owner)
+    _STATES[:] = [e for e in _STATES if e[0]() is held] + [(weakref.ref(held), core, got)]
+    return got
+
+
+def _busy(trace: Trace, core: int | None, w0: int, w1: int) -> dict[str, int] | None:
     """Busy ns per context label over ``[w0, w1]`` from one core's events; None without any
     scheduling event (a marker-only trace: nothing to attribute)."""
-    k, ctx, ts = state_events(ev, core)
+    st = core_state(trace, core)
+    k = st.kind
     if not ((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.ISR_ENTER) | (k == EventKind.IDLE)).any():
         return None
-    labels, owner = _owners(trace, k, ctx)
-    return _charge(labels, owner, ts, w0, w1)
+    return _charge(st.labels, st.owner, st.ts, w0, w1)
 
 
 def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:
@@ -218,8 +266,7 @@ def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1:
     """The result from the busy time per core over ``[w0, w1]``: machine-wide load (busy time summed
     over the cores, as a share of ``cores x window``) and, when ``multi``, per core."""
     drop_log = DropLog()
-    for g0, g1 in gaps:
-        drop_log.add("cpu.load", "overflow_gap", g0, g1, 1)
+    drop_log.add_gaps("cpu.load", gaps, np.ones(len(gaps), np.int64))
     window_ns = max(w1 - w0, 0)
     busy: dict[str, int] = {}
     for b in per_core.values():
@@ -232,7 +279,7 @@ def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1:
             scalars.update(_load_scalars(b, window_ns, f"cpu.load.core{c}."))
             series += _series(b, w0, w1, f"cpu.busy.core{c}.")
     summary = CpuLoadSummary(source="trace", scalars=scalars, window_ns=window_ns, busy_ns=dict(busy),
-                             excluded=len(drop_log), drop_log=tuple(drop_log.entries))
+                             excluded=drop_log.count(), drop_log=tuple(drop_log.entries))
     return Result(make_table(series, "trace"), summary)
 
 
@@ -252,7 +299,7 @@ def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
     cores = _cores(trace)
     per_core: dict[int, dict[str, int]] = {}
     for c in cores:
-        b = _busy(trace, ev, None if len(cores) == 1 else c, w0, w1)
+        b = _busy(trace, None if len(cores) == 1 else c, w0, w1)
         if b is not None:
             per_core[c] = b
     if not per_core:

@@ -47,7 +47,7 @@ from trace_parsers.model import CtxType, EventKind, Trace
 
 from ..sites import Site, is_logic
 from .base import Result, Series, Summary, make_table, summary_fields
-from .cpu_load import _owners, is_idle_name, state_events
+from .cpu_load import core_state, is_idle_name
 from .kstate import BY_LOSS, BY_SWITCH_IN, CLOSED_REASONS, OPEN, isr_entries, isr_rows
 from .stats import DropLog, drop_gap_instances, overflow_gaps
 
@@ -91,11 +91,10 @@ def timelines(trace: Trace) -> list[CoreTimeline]:
     cores = sorted(np.unique(ev["core"]).tolist()) if trace.meta.cores > 1 else [0]
     out = []
     for c in cores:
-        k, ctx, ts = state_events(ev, None if len(cores) == 1 else c)
-        if not k.size:
+        st = core_state(trace, None if len(cores) == 1 else c)
+        if not st.kind.size:
             continue
-        labels, owner = _owners(trace, k, ctx)
-        out.append(CoreTimeline(c, ts, owner, labels, {}))
+        out.append(CoreTimeline(c, st.ts, st.owner, st.labels, {}))
     return out
 
 

@@ -85,6 +85,9 @@ class Drop:
     end_ts: int
     count: int
     core: int = -1  #: the core, where the exclusion is of one core (-1: not per core)
+    #: for ``overflow_gap``: ``(start_ts, end_ts, count)`` of each gap that excluded some (the row
+    #: stands for all of them, ``count`` their sum); one row per gap in ``drop_log.parquet``
+    gaps: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass
@@ -97,6 +100,16 @@ class DropLog:
             core: int = -1) -> None:
         if count > 0:
             self.entries.append(Drop(metric, reason, int(start_ts), int(end_ts), int(count), int(core)))
+
+    def add_gaps(self, metric: str, gaps: Sequence[tuple[int, int]], counts: np.ndarray) -> None:
+        """The instances of ``metric`` each data-loss gap excluded: one entry for every gap."""
+        counts = np.asarray(counts, dtype=np.int64)
+        hit = np.flatnonzero(counts > 0)
+        if not hit.size:
+            return
+        g = np.asarray(gaps, dtype=np.int64).reshape(-1, 2)[hit]
+        per = tuple(zip(g[:, 0].tolist(), g[:, 1].tolist(), counts[hit].tolist()))
+        self.entries.append(Drop(metric, "overflow_gap", per[0][0], per[-1][1], int(counts[hit].sum()), -1, per))
 
     def count(self, metric: str | None = None, reason: str | None = None) -> int:
         return sum(
@@ -132,7 +145,8 @@ def overflow_gaps(trace: Trace | None) -> list[tuple[int, int]]:
     return gaps
 
 
-def gap_hits(start: np.ndarray, end: np.ndarray, gaps: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+def gap_hits(start: np.ndarray, end: np.ndarray,
+             gaps: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """``(touches, per_gap)``: which instances ``[start, end]`` touch a gap (inclusive), and how
     many instances touch each gap. Gaps in time order (starts and ends non-decreasing, as
     :func:`overflow_gaps` makes them) take two sorted searches; others one pass per gap.
@@ -175,8 +189,7 @@ def drop_gap_instances(
 ) -> np.ndarray:
     """Mask of instances to keep; those across an OVERFLOW gap are logged in ``drop_log``."""
     bad, per_gap = gap_hits(start, end, gaps)
-    for (g0, g1), n in zip(gaps, per_gap.tolist()):
-        drop_log.add(metric, "overflow_gap", g0, g1, n)
+    drop_log.add_gaps(metric, gaps, per_gap)
     return ~bad
 
 
@@ -195,8 +208,7 @@ class GapDrops:
         return ~bad
 
     def log(self, drop_log: DropLog) -> None:
-        for (g0, g1), n in zip(self.gaps, self.counts.tolist()):
-            drop_log.add(self.metric, "overflow_gap", g0, g1, n)
+        drop_log.add_gaps(self.metric, self.gaps, self.counts)
 
 
 def pct(x: float, ref: float) -> float:

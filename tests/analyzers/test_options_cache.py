@@ -15,7 +15,8 @@ from analyzers.campaign.capture import analyze_capture
 from analyzers.options import DEFAULT_TOLERANCE, AnalysisOptions
 from trace_parsers.errors import AnalysisError
 
-SRC = Path(__file__).resolve().parents[2] / "captures" / "qemu_netduinoplus2" / "freertos" / "isr_latency" / "ref"
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+SRC = CAPTURES / "qemu_netduinoplus2" / "freertos" / "isr_latency" / "ref"
 
 
 def _analyze(src: Path, out: Path, *extra: str) -> tuple[int, str, dict]:

@@ -243,9 +243,11 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
 
     diags.extend(unknown_id_diags(infos, stream_meta, table))
     if any(s["ovf_values"] for s in scans):
-        ovf_rows = events["kind"] == EventKind.OVERFLOW
-        diags.append(overflow_diag(int(events["src_offset"][ovf_rows][0]), int(ovf_rows.sum()),
-                                   int(events["value"][ovf_rows].max())))
+        import numpy as np  # (loaded with the columns already)
+
+        # the OVERFLOW rows alone: indexing a whole column would expand a narrow or sparse one
+        ovf = events.take(np.flatnonzero(events["kind"] == EventKind.OVERFLOW))
+        diags.append(overflow_diag(int(ovf["src_offset"][0]), len(ovf), int(ovf["value"].max())))
     cores_n = count_cores(scans, stream_meta, esp_extension, n_streams) if len(events) else n_streams
     return assemble_trace(
         events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,

@@ -174,3 +174,23 @@ def test_hash_of_files_read_in_windows(tmp_path: Path, monkeypatch: pytest.Monke
     two = fused.read_fused([a, b])
     both = hashlib.sha256(a.read_bytes() + b.read_bytes()).hexdigest()
     assert two is not None and two.meta.source_sha256 == both
+
+
+@pytest.mark.corpus
+def test_overflows_expand_no_column(tmp_path: Path) -> None:
+    """Reading a recording with OVERFLOWs (the corpus ESP32 one, repeated to 2 MB as
+    ``bench/gaps.py`` does: a fused read) widens or expands no column: the overflow diagnostic
+    reads the OVERFLOW rows alone (it expanded ``value`` and widened ``src_offset`` over every
+    event: ~40 % of the read on a gap-dense stream)."""
+    from bench.gaps import SOURCE, gap_stream
+    from tests.conftest import corpus_dir
+    from trace_parsers import open_trace
+
+    if not (corpus_dir("systemview") / SOURCE).is_file():
+        pytest.skip("corpus recording missing")
+    path = tmp_path / "gaps.SVDat"
+    gap_stream(path, 2 << 20)
+    tr = open_trace(path, on_corrupt="skip")
+    assert tr.columnar and any(d.code == "SV_OVERFLOW" and d.count > 34 for d in tr.diagnostics)
+    assert not tr.columns._wide, sorted(tr.columns._wide)  # nothing expanded while reading
+    assert tr.columns.describe()["value"].startswith("sparse")
