@@ -133,10 +133,13 @@ def _named(busy: dict[str, int], last: Trace) -> dict[str, int]:
 
 
 class CpuLoadStream:
-    """``cpu_load(trace)`` over chunks: :meth:`feed` each chunk, then :meth:`finish`."""
+    """``cpu_load(trace)`` over chunks: :meth:`feed` each chunk, then :meth:`finish`. With
+    ``cores``, the per-core state another stream feeds (``KernelStream.cores``: one state pass per
+    chunk for both); without, its own."""
 
-    def __init__(self) -> None:
-        self.cores: dict[int, _Core] = {}
+    def __init__(self, cores: dict[int, _Core] | None = None) -> None:
+        self.shared = cores is not None
+        self.cores: dict[int, _Core] = cores if cores is not None else {}
         self.seen_cores: set[int] = set()
         self.t0: int | None = None
         self.t1: int | None = None
@@ -152,6 +155,8 @@ class CpuLoadStream:
         self.multi = trace.meta.cores > 1
         cores = np.unique(ev["core"]).tolist() if self.multi else [0]
         self.seen_cores.update(cores)
+        if self.shared:  # fed by the kernel stream
+            return
         for c in sorted(set(cores) | set(self.cores)):  # a data-loss marker reaches every core
             core = self.cores.setdefault(c, _Core(self.t0))
             core.feed(*state_events(ev, c if self.multi else None))

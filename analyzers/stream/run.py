@@ -67,11 +67,12 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
     options = options or {}
     gaps = GapTracker()
     occ = SiteAccumulator(gaps)
-    cpu, kern, sched, work = CpuLoadStream(), KernelStream(), CausedSwitchIn(), WorkloadStream()
+    kern, sched, work = KernelStream(), CausedSwitchIn(), WorkloadStream()
+    cpu = CpuLoadStream(kern.cores)  # one running-state pass per chunk for the load and the kernel metrics
     ctx, isr, user = ContextSwitchStream(sched), IsrLatencyStream(sched, sites), UserStream(options)
     out = ChunkedResults()
     for ch in ts_aligned(open_chunks()):
-        for acc in (gaps, occ, cpu, kern, work, user):
+        for acc in (gaps, occ, kern, cpu, work, user):
             acc.feed(ch)
         if not is_logic(ch):
             sched.feed(ch.events, out.events)
