@@ -97,8 +97,9 @@ def _reader_kwargs(args: argparse.Namespace, path: Path | None = None, fmt: str 
 
 
 def _add_read_options(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("--on-corrupt", choices=("raise", "warn", "skip"), default="raise",
-                    help="what to do with unrecoverable damage (default: raise)")
+    sp.add_argument("--on-corrupt", choices=("raise", "recover", "warn", "skip"), default="recover",
+                    help="damaged input: recover (default: a file cut inside its final record is a "
+                    "DATA_LOSS diagnostic, other damage raises), raise, warn or skip")
     sp.add_argument("--tick-hz", type=int, default=None,
                     help="trace tick rate when the recording does not state it (TraceX)")
     sp.add_argument("--samplerate", type=int, default=None,
@@ -137,10 +138,7 @@ def summarize(trace: Any) -> dict[str, Any]:
     """A JSON-able summary of a trace (what `crosstrace info` shows): a
     :class:`~trace_parsers.model.Trace` or a :class:`~trace_parsers.summary.TraceSummary`."""
     m = trace.meta
-    edges: dict[str, int] = {}
-    if trace.channels:
-        per = _edges_by_index(trace)
-        edges = {c.name: int(per.get(c.index, 0)) for c in trace.channels}
+    per = _edges_by_index(trace) if trace.channels else {}  # by index: two channels may share a name
     return {
         "path": m.source_path,
         "format": m.source_format,
@@ -158,7 +156,7 @@ def summarize(trace: Any) -> dict[str, Any]:
         "isrs": [{"number": i.number, "name": i.name} for i in trace.isrs],
         "markers": [{"id": k.id, "name": k.name} for k in trace.markers],
         "channels": [{"index": c.index, "name": c.name, "initial_level": c.initial_level,
-                      "edges": edges.get(c.name, 0)} for c in trace.channels],
+                      "edges": int(per.get(c.index, 0))} for c in trace.channels],
         "diagnostics": [{"code": d.code, "severity": d.severity.name, "offset": d.offset,
                          "count": d.count, "message": d.message} for d in trace.diagnostics],
         "rtos": m.rtos, "board": m.board, "app": m.app,
@@ -177,7 +175,8 @@ def _fmt_duration(d: int, unit: str) -> str:
 def print_summary(s: dict[str, Any], out: Any = None) -> None:
     w = (out or sys.stdout).write  # resolved per call: sys.stdout may be replaced after import
     w(f"{s['path']}\n  format    {s['format']} {s['version']}\n")
-    w(f"  tick rate {s['tick_hz'] or 'unknown (ts in ticks)'} Hz  clock {s['clock_domain']}\n")
+    rate = f"{s['tick_hz']} Hz" if s["tick_hz"] else "unknown: times in ticks (--tick-hz HZ to convert)"
+    w(f"  tick rate {rate}  clock {s['clock_domain']}\n")
     w(f"  duration  {_fmt_duration(s['duration'], s['ts_unit'])}   cores {s['cores']}   "
       f"events {s['events']}\n")
     if s["rtos"] or s["app"]:
@@ -284,6 +283,9 @@ def _setup_decode(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", type=Path, help="logic capture (.sr, .vcd, ...)")
     sp.add_argument("--uart", metavar="CHANNEL", required=True, help="channel carrying UART TX")
     sp.add_argument("--baud", type=int, default=115200)
+    sp.add_argument("--backend", choices=("numpy", "sigrok"), default="numpy",
+                    help="numpy (default: libsigrokdecode's UART sampling rules on the edges, seconds "
+                    "on a 1 GS/s capture) or sigrok (sigrok-cli itself, sample by sample)")
     sp.set_defaults(func=cmd_decode)
 
 
@@ -292,7 +294,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     from trace_parsers.sigrok.protocol import decode_uart
 
     try:
-        res = decode_uart(args.file, channel=args.uart, baud=args.baud)
+        res = decode_uart(args.file, channel=args.uart, baud=args.baud, backend=args.backend)
     except TraceError as e:
         print(f"crosstrace: {e}", file=sys.stderr)
         return 1

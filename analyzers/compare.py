@@ -1,8 +1,9 @@
 """`crosstrace compare A B`: per-metric differences between two runs or campaigns, as a CI gate.
 
 ``A`` and ``B`` are campaign folders written by ``crosstrace analyze -o`` (or one capture's output
-folder ``<campaign>/captures/<id>``). Instances are pooled per board, RTOS, app, variant, metric,
-source and analyzer profile (several runs of the same test pool together). For each key present
+folder ``<campaign>/captures/<id>``). Instances are pooled per board, RTOS, app, variant, time
+scale, tracer, metric, source and analyzer profile (several runs of the same test pool together;
+runs at another time scale or with another tracer never do). For each key present
 in both, the relative change of the mean ``(mean_B - mean_A) / mean_A`` gets a percentile
 bootstrap confidence interval (resampling instances of A and B independently, fixed seed).
 
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-KEY = ("board", "rtos", "app", "variant", "metric", "source", "profile")
+KEY = ("board", "rtos", "app", "variant", "time_scale", "tracer", "metric", "source", "profile")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Change:
     rtos: str
     app: str
     variant: str
+    time_scale: str
+    tracer: str
     metric: str
     source: str
     profile: str
@@ -45,6 +48,15 @@ class Change:
     improvement: bool
 
 
+def _axes(entry: dict[str, Any]) -> dict[str, str]:
+    """The identity columns of one capture (manifest entry or ``result.json``)."""
+    from .campaign.tables import capture_axes
+
+    ax = capture_axes([{**entry, "capture": "_"}])["_"]
+    return {"board": entry.get("board") or "", "rtos": entry.get("rtos") or "", "app": entry.get("app") or "",
+            "variant": entry.get("variant") or "", "time_scale": ax["time_scale"], "tracer": ax["tracer"]}
+
+
 def load_instances(path: Path) -> Any:
     """Pooled per-instance values of a campaign or capture output folder (pandas DataFrame)."""
     import pandas as pd
@@ -53,14 +65,7 @@ def load_instances(path: Path) -> Any:
     frames = []
     if (path / "instances.parquet").is_file():
         res = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else {}
-        frames.append(
-            pd.read_parquet(path / "instances.parquet").assign(
-                board=res.get("board", ""),
-                rtos=res.get("rtos", ""),
-                app=res.get("app", ""),
-                variant=res.get("variant", ""),
-            )
-        )
+        frames.append(pd.read_parquet(path / "instances.parquet").assign(**_axes(res)))
     elif (path / "manifest.json").is_file():
         man = json.loads((path / "manifest.json").read_text())
         for c in man["captures"]:
@@ -68,14 +73,7 @@ def load_instances(path: Path) -> Any:
                 continue
             p = path / "captures" / c["capture"] / "instances.parquet"
             if p.is_file():
-                frames.append(
-                    pd.read_parquet(p).assign(
-                        board=c.get("board") or "",
-                        rtos=c.get("rtos") or "",
-                        app=c.get("app") or "",
-                        variant=c.get("variant") or "",
-                    )
-                )
+                frames.append(pd.read_parquet(p).assign(**_axes(c)))
     else:
         raise FileNotFoundError(
             f"{path}: neither a campaign folder (manifest.json) nor a capture output "
@@ -84,7 +82,16 @@ def load_instances(path: Path) -> Any:
     if not frames:
         return pd.DataFrame(columns=[*KEY, "value", "unit"])
     df = pd.concat(frames, ignore_index=True)
+    df["profile"] = df["profile"].fillna("")
     return df[(df["unit"] == "ns") & ~df["metric"].str.startswith("cpu.")]
+
+
+def _rel(a: Any, b: Any) -> Any:
+    """``100 (b - a) / a``, 0 where ``b == a`` (also when both are 0), NaN where ``a`` is 0 and
+    ``b`` is not (no relative change from nothing): never a NumPy warning."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    safe = np.where(a == 0, 1.0, a)
+    return np.where(b == a, 0.0, np.where(a == 0, np.nan, 100.0 * (b - a) / safe))
 
 
 def bootstrap_rel_change(
@@ -106,7 +113,7 @@ def bootstrap_rel_change(
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     ma, mb = float(a.mean()), float(b.mean())
-    point = 100.0 * (mb - ma) / ma if ma else float("nan")
+    point = float(_rel(ma, mb))
     if a.size > max_n:  # bound the cost: a random subsample keeps the interval honest, only wider
         a = rng.choice(a, max_n, replace=False)
     if b.size > max_n:
@@ -117,10 +124,11 @@ def bootstrap_rel_change(
         k = min(step, n_boot - i)
         ra[i : i + k] = a[rng.integers(0, a.size, (k, a.size))].mean(axis=1)
         rb[i : i + k] = b[rng.integers(0, b.size, (k, b.size))].mean(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = 100.0 * (rb - ra) / ra
+    rel = _rel(ra, rb)
+    if not np.isfinite(rel).all():  # a resampled baseline mean of 0: no relative interval
+        return point, float("nan"), float("nan")
     alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.nanpercentile(rel, [100 * alpha, 100 * (1 - alpha)])
+    lo, hi = np.percentile(rel, [100 * alpha, 100 * (1 - alpha)])
     return point, float(lo), float(hi)
 
 
@@ -144,7 +152,7 @@ def compare(
     for k in sorted(set(ga) & set(gb)):
         a, b = ga[k], gb[k]
         point, lo, hi = bootstrap_rel_change(a, b, n_boot=n_boot, confidence=confidence, seed=seed)
-        metric = k[4]
+        metric = k[KEY.index("metric")]
         if metric.endswith(".period"):
             reg = lo > threshold_pct or hi < -threshold_pct
             imp = False
@@ -203,13 +211,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("crosstrace: no metric is present in both A and B", file=sys.stderr)
         return 2
     print(
-        f"{'metric':<34} {'rtos':<10} {'app':<14} {'src':<6} {'mean A':>12} {'mean B':>12} "
-        f"{'Δ %':>8} {'CI %':>19}"
+        f"{'metric':<34} {'rtos':<10} {'app':<14} {'variant':<12} {'time scale':<10} {'src':<6} "
+        f"{'profile':<7} {'mean A':>12} {'mean B':>12} {'Δ %':>8} {'CI %':>19}"
     )
     for c in changes:
         flag = "  REGRESSION" if c.regression else "  improved" if c.improvement else ""
         print(
-            f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {c.source:<6} {c.mean_a:>12.1f} {c.mean_b:>12.1f} "
+            f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {c.variant or '-':<12} {c.time_scale:<10} "
+            f"{c.source:<6} {c.profile or '-':<7} {c.mean_a:>12.1f} {c.mean_b:>12.1f} "
             f"{c.rel_change_pct:>+8.2f} [{c.ci_low_pct:>+7.2f}, {c.ci_high_pct:>+7.2f}]{flag}"
         )
     if args.output:

@@ -119,7 +119,11 @@ def test_on_corrupt_policy() -> None:
     assert len(diags) == 1 and diags[0].offset == 4
     with pytest.warns(UserWarning, match="bad"):
         handle_corrupt(err, "warn", diags)
-    with pytest.raises(ValueError, match="Allowed values are 'raise', 'warn' and 'skip'"):
+    handle_corrupt(err, "recover", diags)  # a truncation: recorded, not raised
+    assert len(diags) == 3 and diags[-1].code == "TRUNCATED"
+    with pytest.raises(TraceCorruptError):  # anything else still raises under "recover"
+        handle_corrupt(TraceCorruptError("bad", code="CORRUPT_REGION", offset=9), "recover", diags)
+    with pytest.raises(ValueError, match="Allowed values are 'raise', 'recover', 'warn' and 'skip'"):
         handle_corrupt(err, "ignore", diags)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="but got 'x' instead"):
         check_option("mode", "x", ("a", "b"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._meta import TraceMeta, int_ticks_to_ns
+from ._meta import Diagnostic, TraceMeta, int_ticks_to_ns
 from ._numbers import MAX_RATE_HZ, parse_uint
 from .errors import TraceFormatError
 
@@ -138,3 +138,16 @@ def edge_trace_meta(channel_stats: Sequence[dict[str, Any]], *, source_format: s
                      source_path=str(path), source_sha256=sha256,
                      tick_hz=int(tick_hz) if tick_hz else None, clock_domain="la_samples",
                      origin_raw=int(origin_raw), source_kind="logic", extra=meta_extra)
+
+
+def duplicate_names(channels: Sequence[Any]) -> list[Diagnostic]:
+    """A ``DUPLICATE_CHANNEL`` NOTICE per channel name that more than one channel carries (the
+    channels keep their indices; edges are told apart by ``marker``, the channel index)."""
+    from .errors import diagnostic
+
+    by: dict[str, list[int]] = {}
+    for c in channels:
+        by.setdefault(str(c.name), []).append(int(c.index))
+    return [diagnostic("DUPLICATE_CHANNEL", 0, f"channels {', '.join(map(str, idx))} are all named "
+                       f"{name!r}: their edges are counted by channel index, not by name",
+                       count=len(idx)) for name, idx in by.items() if len(idx) > 1]

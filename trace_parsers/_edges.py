@@ -40,6 +40,7 @@ from ._edgemeta import (  # noqa: F401 (re-exported: the NumPy-free half, see _e
     ChannelEdges,
     check_edge_limit,
     check_rate_option,
+    duplicate_names,
     edge_trace_meta,
     max_edges,
     sha256_file,
@@ -417,7 +418,7 @@ def build_edge_trace(channels: Sequence[ChannelEdges], *, source_format: str, pa
                            total_ticks=total_ticks, source_version=source_version,
                            origin_raw=origin_raw, extra=extra, sha256=sha)
     chans = [Channel(c.index, c.name, c.initial, c.enabled) for c in channels]
-    return Trace(ev, meta, channels=chans, diagnostics=list(diagnostics))
+    return Trace(ev, meta, channels=chans, diagnostics=[*diagnostics, *duplicate_names(channels)])
 
 
 def take_edges(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, *, tick_hz: int | None,

@@ -20,6 +20,7 @@ from ._edgemeta import (
     ChannelEdges,
     check_edge_limit,
     check_rate_option,
+    duplicate_names,
     edge_trace_meta,
     max_edges,
     sha256_file,
@@ -158,4 +159,4 @@ def edge_summary(channels: Sequence[PyChannelEdges], *, source_format: str, path
     return TraceSummary(meta=meta, events=n, duration=duration,
                         kind_counts={k: v for k, v in kinds.items() if v},
                         channels=[Channel(c.index, c.name, c.initial, c.enabled) for c in channels],
-                        diagnostics=list(diagnostics), edges_by_index=per_index)
+                        diagnostics=[*diagnostics, *duplicate_names(channels)], edges_by_index=per_index)

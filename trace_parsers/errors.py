@@ -13,8 +13,11 @@ from typing import Literal
 
 from ._meta import Diagnostic, Severity
 
-OnCorrupt = Literal["raise", "warn", "skip"]
-_ON_CORRUPT = ("raise", "warn", "skip")
+OnCorrupt = Literal["raise", "recover", "warn", "skip"]
+_ON_CORRUPT = ("raise", "recover", "warn", "skip")
+#: damage that only cuts a recording short (a final record or chunk the file ends inside): under
+#: ``on_corrupt="recover"`` a DATA_LOSS diagnostic at its offset, every record before it kept
+TRUNCATION_CODES = frozenset({"TRUNCATED", "TRX_TRUNCATED", "SR_TRUNCATED_CHUNK"})
 
 #: code -> (severity used when reported as a diagnostic, description). Codes are stable: never
 #: rename one; add new ones in the section of their format.
@@ -67,6 +70,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "SR_NO_SAMPLERATE": (Severity.ERROR, "the capture has no sample rate and none was given"),
     "SR_TRUNCATED_CHUNK": (Severity.DATA_LOSS, "a logic chunk is truncated or damaged"),
     "SR_ANALOG_SKIPPED": (Severity.NOTICE, "analog channels are not converted"),
+    "DUPLICATE_CHANNEL": (Severity.NOTICE, "several channels share a name: edges are kept per channel index"),
     "VCD_BAD_SYNTAX": (Severity.ERROR, "the VCD file cannot be parsed"),
     "CSV_BAD_ROW": (Severity.ERROR, "a CSV row cannot be parsed"),
     "CSV_NON_MONOTONIC": (Severity.ERROR, "CSV times go backwards"),
@@ -81,6 +85,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "AN_HASH_MISMATCH": (Severity.ERROR, "a recording differs from the SHA-256 its run.json declares"),
     "AN_BAD_RUN_JSON": (Severity.ERROR, "a capture folder's run.json is not a valid JSON object"),
     "AN_NO_RECORDING": (Severity.ERROR, "a capture folder holds no trace and no logic capture"),
+    "AN_BAD_OPTION": (Severity.ERROR, "an analysis option is out of its range (tolerance, on-corrupt, ...)"),
     "AN_NO_SPACE": (Severity.ERROR, "the disk of the output folder is full (or its quota used up): "
                     "the message names the folder and its free space"),
     "INTERNAL": (Severity.ERROR, "an unexpected error inside crosstrace (a bug); the message names the file"),
@@ -156,14 +161,15 @@ def diagnostic(code: str, offset: int, message: str, count: int = 1,
 
 def handle_corrupt(err: TraceCorruptError, on_corrupt: OnCorrupt,
                    diagnostics: list[Diagnostic]) -> None:
-    """Apply the ``on_corrupt`` policy to unrecoverable damage (the single resolution point).
+    """Apply the ``on_corrupt`` policy to damage (the single resolution point).
 
-    ``"raise"`` re-raises; ``"warn"`` records a DATA_LOSS diagnostic and emits a
-    :class:`CorruptInputWarning`; ``"skip"`` only records the diagnostic.  The caller keeps every
-    event decoded before the damage.
+    ``"raise"`` re-raises; ``"recover"`` records a truncation (:data:`TRUNCATION_CODES`: the file
+    ends inside its final record) as a DATA_LOSS diagnostic and re-raises anything else;
+    ``"warn"`` records a DATA_LOSS diagnostic and emits a :class:`CorruptInputWarning`;
+    ``"skip"`` only records the diagnostic.  The caller keeps every event decoded before the damage.
     """
     check_option("on_corrupt", on_corrupt, _ON_CORRUPT)
-    if on_corrupt == "raise":
+    if on_corrupt == "raise" or (on_corrupt == "recover" and err.code not in TRUNCATION_CODES):
         raise err
     diagnostics.append(Diagnostic(err.code, Severity.DATA_LOSS, int(err.offset or 0), 1, err.detail))
     if on_corrupt == "warn":

@@ -298,8 +298,13 @@ class Trace:
         return self.to_arrow().to_pandas(types_mapper=_pandas_nullable_mapper())
 
     def to_polars(self) -> polars.DataFrame:
-        """Events as a polars DataFrame."""
-        import polars as pl
+        """Events as a polars DataFrame (polars comes with the ``frames`` extra)."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise ModuleNotFoundError("Trace.to_polars() needs polars, which is not installed: "
+                                      "pip install 'crosstrace[frames]' (or pip install polars)",
+                                      name="polars") from None
 
         return pl.from_arrow(self.to_arrow())  # type: ignore[return-value]
 

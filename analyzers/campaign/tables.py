@@ -55,12 +55,16 @@ def stat_rows(
     switch counts: ``<id>.core<N>...``) become rows of their merged id with ``core`` = N. Exclusions
     are not attributed to a core: ``excluded``/``unmatched`` of a per-core row are null."""
     rows = []
+    excluded: dict[str, int] = {}
+    unmatched: dict[str, int] = {}
+    for e in res.drop_log:  # one pass over the drop log (it has a row per gap and metric)
+        into = unmatched if e.reason == "no_end_event" else excluded
+        into[e.metric] = into.get(e.metric, 0) + e.count
     for m, st in sorted(res.stats.items()):
         rows.append({
             **ident, "metric": m, "source": source, "profile": profile, "core": ALL_CORES,
             "kind": "distribution", "unit": res.units.get(m, "ns"), **st.as_dict(),
-            "excluded": sum(e.count for e in res.drop_log if e.metric == m and e.reason != "no_end_event"),
-            "unmatched": sum(e.count for e in res.drop_log if e.metric == m and e.reason == "no_end_event"),
+            "excluded": excluded.get(m, 0), "unmatched": unmatched.get(m, 0),
         })
     if cores > 1:
         rows += _core_distribution_rows(ident, source, profile, res)
@@ -131,29 +135,88 @@ def merged_rows(campaign: Any) -> Any:
     return campaign[campaign["core"].fillna(ALL_CORES) == ALL_CORES]
 
 
-def comparison_table(campaign: Any) -> Any:
-    """Seed-style comparison: per board, app, variant, metric and source, every RTOS's mean as a
-    multiple of the fastest and of the slowest RTOS, in µs and CPU cycles (pandas DataFrame)."""
+#: ``time_scale`` of a recording made in real time (hardware, a user's own recording)
+REAL_TIME = "real time"
+
+
+def time_scale_label(ts: Any) -> str:
+    """The time scale a capture's numbers are on: ``"8 ns/insn"`` for a virtual-lab run (QEMU
+    icount: one instruction every 8 ns), :data:`REAL_TIME` for anything recorded in real time.
+
+    >>> time_scale_label({"icount_shift": 3, "ns_per_insn": 8}), time_scale_label(None)
+    ('8 ns/insn', 'real time')
+    """
+    npi = (ts or {}).get("ns_per_insn") if isinstance(ts, dict) else None
+    if not npi:
+        return REAL_TIME
+    return f"{float(npi):g} ns/insn"
+
+
+def capture_axes(captures: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per capture id what must never be pooled across: its time scale (label and ns per
+    instruction, NaN in real time) and its tracer (the trace's format, ``"none"`` untraced)."""
+    out = {}
+    for c in captures:
+        ts = c.get("time_scale")
+        npi = (ts or {}).get("ns_per_insn") if isinstance(ts, dict) else None
+        fmt = ((c.get("sources") or {}).get("trace") or {}).get("format") or "none"
+        out[str(c.get("capture"))] = {"time_scale": time_scale_label(ts),
+                                      "ns_per_insn": float(npi) if npi else float("nan"), "tracer": fmt}
+    return out
+
+
+def annotate(campaign: Any, captures: Iterable[dict[str, Any]] | None) -> Any:
+    """The campaign rows with ``time_scale``, ``ns_per_insn`` and ``tracer`` columns: from the
+    manifest's ``captures`` (the capture-level facts), else as the rows carry them, else the
+    defaults (real time, untraced)."""
+    if campaign is None or campaign.empty:
+        return campaign
+    axes = capture_axes(captures or [])
+    out = campaign.copy()
+    for col, default in (("time_scale", REAL_TIME), ("ns_per_insn", float("nan")), ("tracer", "none")):
+        had = out[col].tolist() if col in out.columns else [None] * len(out)
+        out[col] = [axes[str(c)][col] if str(c) in axes else h for c, h in zip(out["capture"], had)]
+        if col != "ns_per_insn":
+            out[col] = out[col].fillna(default)
+    return out
+
+
+#: what a comparison row is keyed by: nothing is ever averaged across these, and a ranking only
+#: compares RTOSes that share every one of them (the tracer is named in each row)
+COMPARISON_KEYS = ["board", "app", "variant", "time_scale", "metric", "source", "profile"]
+
+
+def comparison_table(campaign: Any, captures: Iterable[dict[str, Any]] | None = None) -> Any:
+    """Seed-style comparison: per board, app, variant (build configuration), time scale, metric,
+    source and analyzer profile, every RTOS's (and tracer's) mean as a multiple of the fastest and
+    of the slowest RTOS, in µs and CPU cycles (instructions on a virtual-lab time scale)."""
+    import numpy as np
     import pandas as pd
 
-    campaign = merged_rows(campaign)
-    df = campaign[(campaign["unit"] == "ns") & (campaign["kind"] != "scalar")]
+    campaign = annotate(merged_rows(campaign), captures)
+    df = campaign[(campaign["unit"] == "ns") & (campaign["kind"] != "scalar")].copy() \
+        if campaign is not None and not campaign.empty else pd.DataFrame()
     if df.empty:
-        return pd.DataFrame(columns=["board", "app", "variant", "metric", "source", "rtos", "mean_ns"])
-    keys = ["board", "app", "variant", "metric", "source", "profile"]
-    g = df.groupby(keys + ["rtos"], dropna=False).agg(
-        mean_ns=("mean", "mean"), p99_ns=("p99", "mean"), runs=("capture", "nunique"), n=("n", "sum")
+        return pd.DataFrame(columns=[*COMPARISON_KEYS, "rtos", "tracer", "mean_ns"])
+    keys = COMPARISON_KEYS
+    for k in ("variant", "profile"):
+        df[k] = df[k].fillna("")
+    g = df.groupby(keys + ["rtos", "tracer"], dropna=False).agg(
+        mean_ns=("mean", "mean"), p99_ns=("p99", "mean"), runs=("capture", "nunique"), n=("n", "sum"),
+        ns_per_insn=("ns_per_insn", "first"),
     )
     g = g.reset_index()
     grp = g.groupby(keys, dropna=False)["mean_ns"]
     g["x_fastest"] = g["mean_ns"] / grp.transform("min")
     g["x_slowest"] = g["mean_ns"] / grp.transform("max")
     g["mean_us"] = g["mean_ns"] / 1e3
-    hz = g["board"].map(BOARD_CPU_HZ)
-    g["cpu_hz"] = hz
-    g["mean_cycles"] = g["mean_ns"] * hz / 1e9
+    virtual = np.isfinite(g["ns_per_insn"].to_numpy(float))
+    hz = g["board"].map(BOARD_CPU_HZ).astype(float).to_numpy()
+    g["cpu_hz"] = np.where(virtual, 1e9 / g["ns_per_insn"].to_numpy(float), hz)
+    g["mean_cycles"] = g["mean_ns"] * g["cpu_hz"] / 1e9
+    g["cycles_unit"] = np.where(virtual, "insn", "cycles")
     g["rank"] = grp.rank(method="min").astype("Int64")
-    return g.sort_values(keys + ["rank"]).reset_index(drop=True)
+    return g.drop(columns="ns_per_insn").sort_values(keys + ["rank"]).reset_index(drop=True)
 
 
 #: variant tokens that name the build's tracing, not its configuration: an untraced build
@@ -174,14 +237,14 @@ def build_config(variant: str, traced: bool) -> str:
 
 def overhead_table(campaign: Any, captures: list[dict[str, Any]]) -> Any:
     """Instrumentation overhead: the pin-measured mean of a traced build minus that of the untraced
-    build of the same board, RTOS, app and configuration (:func:`build_config`: MPU with MPU, N = 2
-    with N = 2), one row per tracer (``systemview``, ``ctf``, ``tracex``); untraced = a capture
-    without a trace. Builds without an untraced twin get no row."""
+    build of the same board, RTOS, app, configuration (:func:`build_config`: MPU with MPU, N = 2
+    with N = 2) and time scale, one row per tracer (``systemview``, ``ctf``, ``tracex``); untraced
+    = a capture without a trace. Builds without an untraced twin get no row."""
     import pandas as pd
 
     ok = [c for c in captures if c.get("status") == "ok"]
     tracer = {c["capture"]: ((c.get("sources") or {}).get("trace") or {}).get("format", "") for c in ok}
-    campaign = merged_rows(campaign)
+    campaign = annotate(merged_rows(campaign), ok)
     df = campaign[(campaign["source"] == "logic") & (campaign["kind"] == "distribution")].copy()
     if df.empty:
         return pd.DataFrame()
@@ -189,7 +252,7 @@ def overhead_table(campaign: Any, captures: list[dict[str, Any]]) -> Any:
     traced = df["tracer"] != ""
     variant = df["variant"] if "variant" in df.columns else pd.Series("", index=df.index)
     df["config"] = [build_config(v, t) for v, t in zip(variant.fillna(""), traced)]
-    keys = ["board", "rtos", "app", "config", "metric", "profile"]
+    keys = ["board", "rtos", "app", "config", "time_scale", "metric", "profile"]
     a = df[traced].groupby(keys + ["tracer"])["mean"].mean().rename("traced_ns").reset_index()
     b = df[~traced].groupby(keys)["mean"].mean().rename("untraced_ns").reset_index()
     out = a.merge(b, on=keys, how="inner")
@@ -206,7 +269,7 @@ def write_campaign(
     import pandas as pd
 
     ok = [r for r in results if r.get("status") == "ok"]
-    campaign = pd.DataFrame([row for r in ok for row in r["metrics"]])
+    campaign = annotate(pd.DataFrame([row for r in ok for row in r["metrics"]]), ok)
     xv = pd.DataFrame([row for r in ok for row in r["crossval"]])
     al = pd.DataFrame([row for r in ok for row in r["alignment"]])
     counts = pd.DataFrame([row for r in ok for row in r.get("crossval_counts", [])])
@@ -223,7 +286,7 @@ def write_campaign(
         if not df.empty:
             df.to_parquet(out_dir / f"{name}.parquet", index=False)
     if not campaign.empty:
-        comp = comparison_table(campaign)
+        comp = comparison_table(campaign, ok)
         comp.to_csv(out_dir / "comparison.csv", index=False)
         comp.to_parquet(out_dir / "comparison.parquet", index=False)
         ov = overhead_table(campaign, ok)

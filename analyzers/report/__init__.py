@@ -19,8 +19,9 @@ from . import html as H
 from . import select as S
 from .own import own_recordings
 
-__all__ = ["cmd_report", "html_table", "render", "setup_cli"]
+__all__ = ["RTOS_COLOURS", "cmd_report", "html_table", "render", "setup_cli"]
 html_table = H.html_table
+RTOS_COLOURS = F.RTOS_COLOURS  #: the report's colour per RTOS (notebooks use the same)
 
 
 def _optional_table(d: dict[str, Any], out_dir: Path, name: str) -> Any:
@@ -51,13 +52,16 @@ def _windows(out_dir: Path, camp: Any, xv: Any) -> Any:
 
 def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     """The report for the campaign written by ``crosstrace analyze`` into ``out_dir``."""
-    from ..campaign.tables import load_campaign, merged_rows
+    from ..campaign.tables import annotate, comparison_table, load_campaign, merged_rows
 
     out_dir = Path(out_dir)
     d = load_campaign(out_dir)
     man = d["manifest"]
     caps = man.get("captures", [])
-    camp, xv, comp = merged_rows(d["campaign"]), d["crossval"], d["comparison"]  # per-core rows: not shown
+    # per-core rows are not shown; every row names its time scale and tracer
+    camp, xv, comp = annotate(merged_rows(d["campaign"]), caps), d["crossval"], d["comparison"]
+    if camp is not None and not camp.empty:  # as comparison.csv, also for campaigns written before
+        comp = comparison_table(camp, caps)   # comparisons were split by time scale and tracer
     info = S.capture_info(out_dir, caps)
     ag = S.agreement(xv, info)
     own = own_recordings(out_dir, camp, info)
@@ -65,9 +69,9 @@ def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     folders = {str(c.get("capture")): str(c.get("folder") or c.get("capture")) for c in caps}
     parts = [
         H.head(title, out_dir, man),
-        H.section_answer(S.tests(comp, camp, info), ag, caps),
+        H.section_answer(S.tests(comp, camp, info), ag, caps, own),
         H.section_own(out_dir, camp, own),
-        H.section_agreement(xv, d.get("crossval_counts")),
+        H.section_agreement(xv, d.get("crossval_counts"), [c["capture"] for c in ag.controls]),
         H.section_kernel_vs_pin(_optional_table(d, out_dir, "kernel_vs_pin")),
         H.section_ntasks(camp, caps),
         H.section_comparison(comp, d.get("overhead")),

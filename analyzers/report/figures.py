@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 PALETTE = ("#1f6feb", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83", "#57606a")
+#: one colour per RTOS, the same in every report chart and in the notebooks (other labels: PALETTE)
+RTOS_COLOURS = {"baremetal": PALETTE[0], "freertos": PALETTE[1], "threadx": PALETTE[2], "zephyr": PALETTE[3]}
 _COLOURS: dict[str, str] = {}
 MAX_POINTS = 400  #: per scatter series (the extremes are always kept) and box-plot outliers per box
 W = 640  #: viewBox width of the distribution charts
@@ -48,13 +50,17 @@ document.querySelectorAll('input.filter').forEach(function(inp){inp.addEventList
 
 
 def set_colours(labels: Sequence[str]) -> None:
-    """Give every label (RTOS) the same colour in every chart of the page."""
+    """Give every label (RTOS) the same colour in every chart of the page: a known RTOS its
+    :data:`RTOS_COLOURS` entry, any other label the next palette colour no RTOS uses."""
     _COLOURS.clear()
-    _COLOURS.update({lb: PALETTE[i % len(PALETTE)] for i, lb in enumerate(sorted(set(labels)))})
+    _COLOURS.update(RTOS_COLOURS)
+    free = [c for c in PALETTE if c not in RTOS_COLOURS.values()]
+    others = sorted(set(labels) - set(RTOS_COLOURS))
+    _COLOURS.update({lb: free[i % len(free)] for i, lb in enumerate(others)})
 
 
 def colour(label: str, k: int) -> str:
-    return _COLOURS.get(label) or PALETTE[k % len(PALETTE)]
+    return _COLOURS.get(label) or _COLOURS.get(label.split(" (")[0]) or PALETTE[k % len(PALETTE)]
 
 
 def esc(x: Any) -> str:
@@ -127,17 +133,21 @@ class Bar:
     note: str = ""
 
 
-def comparison_chart(bars: Sequence[Bar], title: str) -> str:
+def comparison_chart(bars: Sequence[Bar], title: str, subtitle: str = "") -> str:
     """Horizontal bars of each RTOS's mean (µs), p50/p99/max whiskers, and the value in cycles and as
-    a multiple of the fastest written beside it (the style of published RTOS comparisons)."""
+    a multiple of the fastest written beside it (the style of published RTOS comparisons). The
+    ``subtitle`` (a second line under the title) keeps long titles inside the chart."""
     if not bars:
         return ""
-    rh, top, left, right = 26, 22, 74, 200
+    rh, top, left, right = 26, 36 if subtitle else 22, 74, 200
     w = 500
     h = top + rh * len(bars) + 26
-    hi = max(max(b.mean, b.max if math.isfinite(b.max) else b.mean) for b in bars) / 1e3 * 1.05 or 1.0
+    finite = [v for b in bars for v in (b.mean, b.max) if math.isfinite(v)]
+    hi = (max(finite) if finite else 0.0) / 1e3 * 1.05 or 1.0
     sx = lambda v: left + v / hi * (w - left - right)  # noqa: E731
     body = [f"<text x='0' y='14' class='ct'>{esc(title)}</text>"]
+    if subtitle:
+        body.append(f"<text x='0' y='29' class='tk'>{esc(subtitle)}</text>")
     for i, b in enumerate(bars):
         y = top + i * rh
         col = colour(b.label, i)
@@ -145,11 +155,13 @@ def comparison_chart(bars: Sequence[Bar], title: str) -> str:
         tip = (
             f"{b.label}: mean {fmt_num(b.mean, 'ns')} ({fmt_num(b.cycles, b.cycles_unit)}), "
             f"p50 {fmt_num(b.p50, 'ns')}, p99 {fmt_num(b.p99, 'ns')}, max {fmt_num(b.max, 'ns')}, "
-            f"n={b.n}, {b.x_fastest:.2f}× the fastest{b.note}"
+            f"n={b.n}" + (f", {b.x_fastest:.2f}× the fastest" if math.isfinite(b.x_fastest) else "")
+            + b.note
         )
         body.append(f"<text x='{left - 6}' y='{y + 18}' class='lb' text-anchor='end'>{esc(b.label)}</text>")
-        body.append(_mark("rect", tip, x=left, y=y + 5, width=f"{max(sx(m) - left, 1):.1f}", height=18,
-                          fill=col, opacity="0.85"))
+        if math.isfinite(m):
+            body.append(_mark("rect", tip, x=left, y=y + 5, width=f"{max(sx(m) - left, 1):.1f}", height=18,
+                              fill=col, opacity="0.85"))
         lo_w, hi_w = b.p50 / 1e3, (b.max if math.isfinite(b.max) else b.p99) / 1e3
         if math.isfinite(lo_w) and math.isfinite(hi_w):
             body.append(f"<line x1='{sx(lo_w):.1f}' y1='{y + 14}' x2='{sx(hi_w):.1f}' y2='{y + 14}' "
@@ -159,7 +171,9 @@ def comparison_chart(bars: Sequence[Bar], title: str) -> str:
                     x = sx(v / 1e3)
                     body.append(_mark("line", f"{b.label} {tag}: {fmt_num(v, 'ns')}", x1=f"{x:.1f}",
                                       y1=y + 8, x2=f"{x:.1f}", y2=y + 20, class_="wh"))
-        txt = f"{fmt_num(m, 'µs')} · {fmt_num(b.cycles, b.cycles_unit)} · {b.x_fastest:.2f}×"
+        txt = " · ".join(p for p in (fmt_num(m, "µs"), fmt_num(b.cycles, b.cycles_unit),
+                                     f"{b.x_fastest:.2f}×" if math.isfinite(b.x_fastest) else "")
+                         if p and p != "–") or "no instances"
         body.append(f"<text x='{w - right + 8}' y='{y + 18}' class='vl'>{esc(txt)}</text>")
     body += _axis_x(left, w - right, top + rh * len(bars) + 2, 0.0, hi, "µs")
     return _svg(w, h + 10, body, title)
@@ -217,7 +231,8 @@ def _legend(series: Sequence[Series], x: float, y: float) -> str:
 
 
 def _instance_tip(s: Series, i: int, v: float, unit: str, window: Any = None) -> str:
-    t = f" at t={fmt_num(s.times[i] / 1e3, 'µs')}" if i < s.times.size else ""
+    at = fmt_num(s.times[i], "ticks") if unit == "ticks" else fmt_num(s.times[i] / 1e3, "µs")
+    t = f" at t={at}" if i < s.times.size else ""
     inst = f" #{int(s.instances[i])}" if i < s.instances.size else ""
     cap = f" ({s.capture})" if s.capture else ""
     win = f" — window {window(s, i)}" if window is not None and i < s.times.size else ""
@@ -258,7 +273,10 @@ def box_plot(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs
         for i in out_idx.tolist():
             body.append(_mark("circle", _instance_tip(s, i, float(v[i]), unit, window), cx=f"{cx:.1f}",
                               cy=f"{sy(v[i]):.1f}", r=3, fill="none", stroke=col))
-        body.append(f"<text x='{cx:.1f}' y='{y0 + 15}' class='tk' text-anchor='middle'>{esc(s.label)}</text>")
+        fit = max(int(slot / 5.6), 4)  # characters that fit under the box: the tail names it best
+        lb = s.label if len(s.label) <= fit else "…" + s.label[-(fit - 1):]
+        body.append(f"<text x='{cx:.1f}' y='{y0 + 15}' class='tk' text-anchor='middle'>{esc(lb)}"
+                    f"<title>{esc(s.label)}</title></text>")
     body.append(f"<text x='4' y='{y1 + 4}' class='tk'>{esc(unit)}</text>")
     return _svg(W, y0 + 24, body, "box plot")
 
@@ -273,9 +291,11 @@ def _thin(v: np.ndarray, n: int) -> np.ndarray:
     return np.unique(keep)
 
 
-def scatter(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs", window: Any = None) -> str:
-    """Value against time (instance start, ms from the recording's start) per series, so drift and
-    outliers are visible; hovering a point names the instance and its timestamp."""
+def scatter(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs", window: Any = None,
+            t_scale: float = 1e6, t_unit: str = "ms") -> str:
+    """Value against time (instance start from the recording's start, in ``t_unit``: ms, or ticks
+    for a recording without a tick rate) per series, so drift and outliers are visible; hovering a
+    point names the instance and its timestamp."""
     ser = [s for s in series if s.times.size == s.values.size and np.isfinite(s.values).any()]
     if not ser:
         return ""
@@ -290,7 +310,7 @@ def scatter(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs"
     x0, x1, y0, y1 = 48, W - 10, 170, 10
     sx = lambda t: x0 + (t - tmin) / (tmax - tmin) * (x1 - x0)  # noqa: E731
     sy = lambda v: y0 - (v - lo) / (hi - lo) * (y0 - y1)  # noqa: E731
-    body = _axis_y(x0, y0, y1, lo, hi) + _axis_x(x0, x1, y0, 0.0, (tmax - tmin) / 1e6, "ms")
+    body = _axis_y(x0, y0, y1, lo, hi) + _axis_x(x0, x1, y0, 0.0, (tmax - tmin) / t_scale, t_unit)
     for k, s in enumerate(ser):
         col = colour(s.label, k)
         v = s.values / unit_scale
@@ -302,8 +322,10 @@ def scatter(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs"
     return _svg(W, y0 + 32, body, "scatter")
 
 
-def line_chart(lines: Sequence[tuple[str, np.ndarray, np.ndarray]], unit: str, title: str) -> str:
-    """One polyline per ``(label, t_ns, value)``, e.g. CPU load over time per core; points hoverable."""
+def line_chart(lines: Sequence[tuple[str, np.ndarray, np.ndarray]], unit: str, title: str,
+               t_scale: float = 1e6, t_unit: str = "ms") -> str:
+    """One polyline per ``(label, t, value)``, e.g. CPU load over time per core (``t`` in ns shown
+    in ``t_unit``, or in ticks with ``t_scale=1``); points hoverable."""
     lines = [(lb, np.asarray(t, float), np.asarray(v, float)) for lb, t, v in lines if len(t)]
     if not lines:
         return ""
@@ -315,13 +337,14 @@ def line_chart(lines: Sequence[tuple[str, np.ndarray, np.ndarray]], unit: str, t
     sx = lambda t: x0 + (t - tmin) / (tmax - tmin) * (x1 - x0)  # noqa: E731
     sy = lambda v: y0 - v / hi * (y0 - y1)  # noqa: E731
     body = [f"<text x='0' y='12' class='ct'>{esc(title)}</text>"]
-    body += _axis_y(x0, y0, y1, 0.0, hi) + _axis_x(x0, x1, y0, 0.0, (tmax - tmin) / 1e6, "ms")
+    body += _axis_y(x0, y0, y1, 0.0, hi) + _axis_x(x0, x1, y0, 0.0, (tmax - tmin) / t_scale, t_unit)
     for k, (lb, t, v) in enumerate(lines):
         col = PALETTE[k % len(PALETTE)]
         pts = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(t.tolist(), v.tolist()))
         body.append(f"<polyline points='{pts}' fill='none' stroke='{col}' stroke-width='1.5'/>")
         for a, b in list(zip(t.tolist(), v.tolist()))[:: max(len(t) // 200, 1)]:
-            body.append(_mark("circle", f"{lb} at {fmt_num(a / 1e6, 'ms')}: {fmt_num(b)} {unit}",
+            at = fmt_num((a - tmin) / t_scale, t_unit)
+            body.append(_mark("circle", f"{lb} at {at}: {fmt_num(b)} {unit}",
                               cx=f"{sx(a):.1f}", cy=f"{sy(b):.1f}", r=2.5, fill=col))
     body.append(_legend([Series(lb, v) for lb, _, v in lines], x1 - 160, y1))
     return _svg(W, y0 + 32, body, title)
@@ -341,3 +364,36 @@ def percent_bars(items: Sequence[tuple[str, float]], title: str) -> str:
                           height=13, fill=PALETTE[i % len(PALETTE)]))
         body.append(f"<text x='{left + width + 4:.1f}' y='{y + 12}' class='tk'>{v:.2f} %</text>")
     return _svg(w, top + rh * len(items) + 6, body, title)
+
+
+def xy_chart(lines: Sequence[tuple[str, Sequence[float], Sequence[float]]], x_label: str, y_unit: str,
+             title: str) -> str:
+    """One line with hoverable points per ``(label, x, y)`` (e.g. switch time against the number
+    of tasks per RTOS), each in its RTOS colour; y from 0."""
+    arrs = [(lb, np.asarray(x, float), np.asarray(y, float)) for lb, x, y in lines if len(x)]
+    if not arrs:
+        return ""
+    xs = np.concatenate([x for _, x, _ in arrs])
+    xlo, xhi = float(xs.min()), float(xs.max())
+    xhi = xhi if xhi > xlo else xlo + 1
+    hi = max(float(np.nanmax(y)) for _, _, y in arrs) * 1.1 or 1.0
+    x0, x1, y0, y1 = 56, W - 150, 180, 38
+    sx = lambda v: x0 + (v - xlo) / (xhi - xlo) * (x1 - x0)  # noqa: E731
+    sy = lambda v: y0 - v / hi * (y0 - y1)  # noqa: E731
+    body = [f"<text x='0' y='12' class='ct'>{esc(title)}</text>"]
+    body += _axis_y(x0, y0, y1, 0.0, hi) + [f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y0}' class='ax'/>"]
+    for v in sorted(set(xs.tolist())):
+        body.append(f"<text x='{sx(v):.1f}' y='{y0 + 15}' class='tk' text-anchor='middle'>"
+                    f"{fmt_num(v)}</text>")
+    body.append(f"<text x='{x1}' y='{y0 + 28}' class='tk' text-anchor='end'>{esc(x_label)}</text>")
+    body.append(f"<text x='4' y='{y1 - 10}' class='tk'>{esc(y_unit)}</text>")
+    for k, (lb, x, y) in enumerate(arrs):
+        col = colour(lb, k)
+        pts = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(x.tolist(), y.tolist()))
+        body.append(f"<polyline points='{pts}' fill='none' stroke='{col}' stroke-width='2'/>")
+        for a, b in zip(x.tolist(), y.tolist()):
+            body.append(_mark("circle", f"{lb}, {x_label} {fmt_num(a)}: {fmt_num(b, y_unit)}",
+                              cx=f"{sx(a):.1f}", cy=f"{sy(b):.1f}", r=3.5, fill=col))
+        body.append(f"<text x='{x1 + 8}' y='{sy(float(y[-1])) + 4:.1f}' class='lb' fill='{col}'>"
+                    f"{esc(lb)}</text>")
+    return _svg(W, y0 + 34, body, title)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import re
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,9 +27,10 @@ h1{font-size:1.35em;margin:0 0 2px}h2{border-bottom:2px solid #d0d7de;padding-bo
 font-size:1.2em}h3{margin:14px 0 4px;font-size:1em}
 .answer{font-size:1.15em;margin:6px 0 8px;line-height:1.4}.answer b{font-size:1.1em}
 .top{display:grid;grid-template-columns:minmax(260px,1fr) 2.2fr;gap:14px;align-items:start}
-@media (max-width:900px){.top{grid-template-columns:1fr}}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:8px 14px}
-.panel{border:1px solid #d0d7de;border-radius:6px;padding:8px 10px}
+@media (max-width:900px){.top{grid-template-columns:minmax(0,1fr)}body{padding:10px 12px}}
+.top>*,.grid>*,.figs>*{min-width:0}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(330px,100%),1fr));gap:8px 14px}
+.panel{border:1px solid #d0d7de;border-radius:6px;padding:8px 10px;overflow-wrap:anywhere}
 .cards{display:flex;gap:6px;flex-wrap:wrap;margin:4px 0}.card{border:1px solid #d0d7de;border-radius:6px;
 padding:4px 10px;min-width:64px;text-align:center;font-size:12px}.card b{font-size:1.5em;display:block}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}
@@ -36,6 +38,7 @@ th,td{border:1px solid #d0d7de;padding:2px 6px;text-align:right}th{background:#f
 td.l,th.l{text-align:left}.PASS{background:#d7f5dd;color:#116329;font-weight:600}
 .FAIL{background:#ffd8d3;color:#a40e26;font-weight:600}.INCOMPLETE{background:#ffe7c2;color:#7d4e00}
 .UNRESOLVED,.NO_PAIRS,.NA{background:#fff4c2}.XFAIL{background:#e7e1fb;color:#4b2a99;font-weight:600}
+li.XFAIL{font-weight:400;font-size:.9em}
 .muted{color:#656d76;font-size:12px}code{background:#f3f5f7;padding:1px 4px;border-radius:3px}
 .wrap{overflow-x:auto}details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 input.filter{margin:4px 0;padding:2px 6px;width:260px}
@@ -43,7 +46,9 @@ svg.chart{width:100%;height:auto;display:block}svg .ax{stroke:#8c959f}svg text{f
 svg .tk{font-size:10px;fill:#57606a}svg .ct{font-size:12px;font-weight:600}svg .vl{font-size:11px}
 svg .lb{font-size:11.5px;font-weight:600}svg .wh{stroke:#1b1f24;stroke-width:1.3}
 svg [data-tip]:hover{stroke:#000;stroke-width:1.5}.figs{display:grid;
-grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:6px}
+grid-template-columns:repeat(auto-fill,minmax(min(360px,100%),1fr));gap:6px}
+td.cmd{text-align:left;font-family:ui-monospace,monospace;font-size:11px;overflow-wrap:anywhere;
+min-width:22em;max-width:40em}.wrap{max-width:100%}
 #tip{position:fixed;display:none;background:#1b1f24;color:#fff;padding:4px 8px;border-radius:4px;
 font-size:12px;max-width:440px;pointer-events:none;z-index:9}
 """
@@ -83,9 +88,11 @@ def html_table(
     max_rows: int = 2000,
     headers: dict[str, str] | None = None,
     search: bool = False,
+    code: Iterable[str] = (),
 ) -> str:
-    """A DataFrame's ``columns`` as a sortable HTML table (with a search box when ``search``)."""
-    left = set(left)
+    """A DataFrame's ``columns`` as a sortable HTML table (with a search box when ``search``;
+    ``code`` columns hold commands, wrapped anywhere rather than widening the table)."""
+    left, code = set(left), set(code)
     headers = headers or {}
     cols = [c for c in columns if c in df.columns]
     tid = f"t{next(_ids)}"
@@ -101,10 +108,10 @@ def html_table(
         cells = []
         for c in cols:
             v = rd[c]
-            cls = "l" if c in left else ""
+            cls = "cmd" if c in code else "l" if c in left else ""
             if c == verdict_col:
                 cls += f" {str(v).replace('/', '')}"
-            text = esc(v) if c in left or c == verdict_col else fmt(v)
+            text = _label(v) if c in left or c in code or c == verdict_col else fmt(v)
             num = "" if c in left else _data_v(v)
             cells.append(f'<td class="{cls.strip()}"{num}>{text}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
@@ -112,6 +119,13 @@ def html_table(
     if len(df) > max_rows:
         out.append(f'<p class="muted">{len(df) - max_rows} more rows in the CSV files.</p>')
     return "\n".join(out)
+
+
+def _label(v: Any) -> str:
+    """A text cell: empty for a missing value (None, NaN), never "nan"."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return esc(v)
 
 
 def _data_v(v: Any) -> str:
@@ -136,9 +150,16 @@ def head(title: str, out_dir: Path, man: dict[str, Any]) -> str:
     )
 
 
-def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, Any]]) -> str:
-    """The first screen: the answer in one sentence, the agreement tally, one chart per test."""
+def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, Any]],
+                   own: Sequence[str] = ()) -> str:
+    """The first screen: the answer in one sentence, the agreement tally, one chart per test (for
+    a folder of the user's own recordings only: what they are, and a pointer to their pages)."""
     h = S.headline(tests)
+    if not tests and not ag.rows and not ag.controls and own:
+        return ("<section id='answer'><p class='answer'>"
+                f"{len(own)} recording{'s' if len(own) > 1 else ''} of your own firmware (no test sites, "
+                "no pins): <a href='#own'>CPU share per task and ISR, each task's and ISR's timing, "
+                "and the kernel metrics</a> of each below.</p></section>")
     parts = ["<section id='answer'>"]
     if h is None or len(h["ranking"]) < 2:
         parts.append("<p class='answer'>No test was measured on more than one RTOS: nothing to compare.</p>")
@@ -148,32 +169,47 @@ def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, An
             f"<b>{esc(r['rtos'])}</b> {F.fmt_num(r['mean_ns'], 'ns')} "
             f"({F.fmt_num(r['cycles'], r['cycles_unit'])}), <b>{r['x']:.2f}×</b> as long" for r in rest
         )
-        over = f" averaged over variants {', '.join(h['variants'])}" if len(h["variants"]) > 1 else ""
+        what = ", ".join(esc(x) for x in (f"variant {h['variant']}" if h["variant"] else "",
+                                          _scale_words(h["time_scale"])) if x)
         parts.append(
             f"<p class='answer'><b>{esc(best['rtos'])}</b> is fastest at <code>{esc(h['metric'])}</code>: "
             f"<b>{F.fmt_num(best['mean_ns'], 'ns')}</b> ({F.fmt_num(best['cycles'], best['cycles_unit'])}) "
             f"measured {S.SOURCE_LABEL.get(h['source'], h['source'])}"
-            f"{' (' + esc(h['profile']) + ' analyzer)' if h['profile'] else ''}{over}; {slower}.</p>"
+            f"{' (' + esc(h['profile']) + ' analyzer)' if h['profile'] else ''}; {slower}.</p>"
+            + (f"<p class='muted'>One run each ({what}); the mean of its instances, nothing averaged "
+               "across variants, time scales or analyzers.</p>" if what else "")
         )
     parts.append("<div class='top'><div class='panel'>" + agreement_summary(ag, caps)
-                 + (metric_agreement(ag, h["metric"]) if h else "") + "</div>")
+                 + (metric_agreement(ag, h["metric"], h["captures"]) if h else "") + "</div>")
     parts.append("<div class='grid'>")
     for t in tests:
         src = S.SOURCE_LABEL.get(t.source, t.source) + (f", {t.profile}" if t.profile else "")
-        parts.append("<div>" + F.comparison_chart(t.bars, f"{t.name}: {t.metric} ({src})") + "</div>")
-    parts.append("</div></div><p class='muted'>Bars: mean; whisker ticks: p50, p99, max; beside each "
-                 "bar: µs · CPU cycles (instructions under QEMU icount) · multiple of the fastest. "
-                 "Hover for details.</p></section>")
+        parts.append("<div>" + F.comparison_chart(t.bars, t.name, f"{t.metric} ({src})") + "</div>")
+    virtual = any(t.time_scale and t.time_scale != "real time" for t in tests)
+    cyc = ("CPU cycles (instructions on a QEMU icount time scale)" if virtual else "CPU cycles")
+    parts.append("</div></div>" + ("<p class='muted'>Bars: mean; whisker ticks: p50, p99, max; beside "
+                                   f"each bar: µs · {cyc} · multiple of the fastest. Each chart is one "
+                                   "time scale; hover for details.</p>" if tests else "") + "</section>")
     return "\n".join(parts)
 
 
-def metric_agreement(ag: S.Agreement, metric: str) -> str:
-    """Trace against pins for the headline metric, and what was not judged (by metric)."""
+def _scale_words(ts: str) -> str:
+    """A time-scale label in words (``8 ns/insn`` -> QEMU icount, 8 ns per instruction)."""
+    if not ts or ts == "real time":
+        return ts
+    return f"QEMU icount, {ts.replace(' ns/insn', ' ns per instruction')}"
+
+
+def metric_agreement(ag: S.Agreement, metric: str, captures: Sequence[str] = ()) -> str:
+    """Trace against pins for the headline metric on the headline's ``captures`` (all when
+    empty), and what was not judged (by metric)."""
     xv = ag.all_rows
     if xv is None or xv.empty:
         return ""
     out = []
     m = xv[xv["metric"] == metric]
+    if captures:
+        m = m[m["capture"].isin(list(captures))]
     if "profile" in m.columns and (m["profile"] == "ideal").any():
         m = m[m["profile"] == "ideal"]  # one analyzer, and so one time scale (board runs have no ideal)
     if not m.empty and "rtos" in m.columns:
@@ -267,7 +303,7 @@ XV_HEADERS = {
 }
 
 
-def section_agreement(xv: Any, counts: Any) -> str:
+def section_agreement(xv: Any, counts: Any, controls: Sequence[str] = ()) -> str:
     parts = ["<h2 id='agreement'>Trace versus pins, per metric</h2>",
              "<p class='muted'>Each metric measured from the trace and at the pins. Δ raw = (trace − pins) / "
              "pins with no calibration (the judged quantity); Δ calibrated after the declared per-site "
@@ -279,7 +315,10 @@ def section_agreement(xv: Any, counts: Any) -> str:
     df = xv.assign(_o=xv["verdict"].map(order).fillna(5)).sort_values(["_o", "capture", "metric", "profile"])
     body = html_table(df, XV_COLS, left=("capture", "profile", "metric", "calibration_source", "reason"),
                       verdict_col="verdict", headers=XV_HEADERS, search=True)
-    parts.append(_details(f"{len(xv)} comparisons (failures first)", body))
+    n_ctl = int(xv["capture"].isin(list(controls)).sum()) if controls else 0
+    what = (f"{len(xv) - n_ctl} comparisons counted above, and {n_ctl} of negative controls "
+            "(expected to fail; not counted)" if n_ctl else f"{len(xv)} comparisons")
+    parts.append(_details(f"{what} — failures first", body))
     if counts is not None and not counts.empty:
         parts.append(_details("Counts measured on both sides", html_table(
             counts, ["capture", "profile", "metric", "trace", "logic", "verdict"],
@@ -334,13 +373,43 @@ def section_ntasks(camp: Any, caps: list[dict[str, Any]]) -> str:
     has_trace = set(df.loc[df["source"] == "trace", "capture"])
     df = df[(df["source"] == "trace") | (~df["capture"].isin(has_trace) & (df["source"] == "logic"))]
     df = df[(df["source"] == "trace") | (df["profile"] == "ideal")]
-    piv = df.pivot_table(index="rtos", columns="ntasks", values="mean", aggfunc="mean")
+    df = df.assign(**{"time scale": df["time_scale"] if "time_scale" in df.columns else "",
+                      "build": df["variant"].fillna("").map(_build_words)})
+    index = ["time scale", "rtos", "build"]
+    if df.duplicated(index + ["ntasks", "source"]).any():  # one value per cell, never a mean of runs
+        df = df.assign(build=df["build"] + " · " + df["capture"].astype(str).str.rsplit("/", n=1).str[-1])
+    piv = df.pivot_table(index=index, columns="ntasks", values="mean", aggfunc="first")
     piv.columns = [f"N={int(c)}" for c in piv.columns]
     piv = piv.reset_index()
+    piv = piv.iloc[sorted(range(len(piv)), key=lambda i: (S.time_scale_order(piv["time scale"].iat[i]),
+                                                            piv["rtos"].iat[i], piv["build"].iat[i]))]
     return ("<h2 id='ntasks'>Context switch per number of tasks</h2><p class='muted'>Mean "
-            "<code>ctx_switch.yield</code> [ns] per RTOS and number of tasks (<code>CT_NTASKS</code>), from "
-            "the trace where present, else the pins.</p>"
-            + html_table(piv, list(piv.columns), left=("rtos",)))
+            "<code>ctx_switch.yield</code> [ns] per time scale, RTOS and build, by number of tasks "
+            "(<code>CT_NTASKS</code>), from the trace where present, else the pins (ideal analyzer). "
+            "One run per cell: compare rows of the same time scale only.</p>"
+            + _ntasks_charts(piv) + html_table(piv, list(piv.columns), left=index))
+
+
+def _ntasks_charts(piv: Any) -> str:
+    """Switch time against the number of tasks, one line per RTOS (default build), one chart per
+    time scale."""
+    ns = [c for c in piv.columns if c.startswith("N=")]
+    figs = []
+    for ts, g in piv[piv["build"] == "default"].groupby("time scale", sort=False):
+        lines = []
+        for rtos, vals in zip(g["rtos"], g[ns].to_numpy(float)):
+            pts = [(int(c[2:]), float(v)) for c, v in zip(ns, vals) if math.isfinite(v)]
+            if len(pts) > 1:
+                lines.append((str(rtos), [p[0] for p in pts], [p[1] for p in pts]))
+        if lines:
+            figs.append(F.xy_chart(lines, "tasks", "ns", f"ctx_switch.yield by number of tasks, {ts}"))
+    return ("<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figs) + "</div>") if figs else ""
+
+
+def _build_words(variant: str) -> str:
+    """What a context-switch variant says about the build beyond its number of tasks."""
+    rest = [p for p in str(variant).split("-") if p and not re.fullmatch(r"n\d+", p)]
+    return " ".join(rest) or "default"
 
 
 def section_comparison(comp: Any, ov: Any) -> str:
@@ -362,16 +431,20 @@ def section_distributions(series: dict[str, list[F.Series]], out_rows: Any, fold
     parts = ["<h2 id='figures'>Distributions</h2>"]
     if not series:
         return "\n".join(parts + ["<p class='muted'>No per-instance data.</p>"])
-    parts.append("<p class='muted'>Per metric and RTOS (trace instances where the capture has a trace, "
-                 "else the pins): histogram, box plot (points: outliers) and every instance against time. "
+    parts.append("<p class='muted'>Per metric, build variant and time scale, one series per RTOS (trace "
+                 "instances where the capture has a trace, else the pins): histogram, box plot (points: "
+                 "outliers) and every instance against time. "
                  "Hover a point for its instance, timestamp and the window to export.</p>")
     win = lambda s, i: S.window_for(int(s.times[i]), int(s.times[i] + s.values[i]))  # noqa: E731
-    headline = set(S.HEADLINE.values())
-    for metric, ser in series.items():
+    headline, opened = set(S.HEADLINE.values()), set()
+    for title, ser in series.items():
+        metric, _, rest = title.partition(" · ")
         figs = [F.histogram(ser), F.box_plot(ser, window=win), F.scatter(ser, window=win)]
         body = "<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figs if f) + "</div>"
-        parts.append(_details(f"<code>{esc(metric)}</code> ({', '.join(esc(s.label) for s in ser)})",
-                              body, open_=metric in headline and len(ser) > 1))
+        open_ = metric in headline and len(ser) > 1 and metric not in opened
+        opened |= {metric} if open_ else set()
+        parts.append(_details(f"<code>{esc(metric)}</code>{' · ' + esc(rest) if rest else ''} "
+                              f"({', '.join(esc(s.label) for s in ser)})", body, open_=open_))
     if out_rows is not None and not out_rows.empty:
         df = out_rows.assign(export=[
             f"crosstrace export {folders.get(c, c)} --perfetto {c.replace('/', '_')}.pftrace --window {w}"
@@ -381,7 +454,8 @@ def section_distributions(series: dict[str, list[F.Series]], out_rows: Any, fold
                               html_table(df, ["capture", "metric", "why", "source", "instance", "value_ns",
                                               "median_ns", "window", "export"],
                                          left=("capture", "metric", "why", "source", "window", "export"),
-                                         search=True), open_=bool((df["why"] != "outlier").any())))
+                                         code=("export",), search=True),
+                              open_=bool((df["why"] != "outlier").any())))
     return "\n".join(parts)
 
 
@@ -426,11 +500,12 @@ def section_exclusions(camp: Any, caps: list[dict[str, Any]]) -> str:
     parts = ["<h2 id='exclusions'>Exclusions, diagnostics and failures</h2>"]
     failed = [c for c in caps if c.get("status") != "ok"]
     if failed:
-        parts.append("<h3>Failed captures</h3><table><tr><th class='l'>capture</th>"
+        parts.append("<h3>Failed captures</h3><div class='wrap'><table><tr><th class='l'>capture</th>"
                      "<th class='l'>error</th></tr>")
         parts += [f"<tr><td class='l'>{esc(c['capture'])}</td>"
-                  f"<td class='l FAIL'>{esc(c.get('error'))}</td></tr>" for c in failed]
-        parts.append("</table>")
+                  f"<td class='l FAIL' style='overflow-wrap:anywhere'>{esc(c.get('error'))}</td></tr>"
+                  for c in failed]
+        parts.append("</table></div>")
     rows = [{"capture": c["capture"], **dg} for c in caps if c.get("status") == "ok"
             for dg in c.get("diagnostics") or []]
     if rows:

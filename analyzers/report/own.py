@@ -77,9 +77,15 @@ def load_over_time(intervals: list[Any], t0: int, t1: int) -> list[tuple[str, np
     return out
 
 
-def context_table(intervals: list[Any], window_ns: int) -> Any:
-    """One row per (core, task or ISR): activations, time per activation (µs) and CPU share."""
+def context_table(intervals: list[Any], window_ns: int, ticks: bool = False) -> Any:
+    """One row per (core, task or ISR): activations, time per activation (µs; in ticks, and so
+    named, for a recording without a tick rate) and CPU share."""
     import pandas as pd
+
+    if ticks:
+        us, ms, u, m = 1.0, 1.0, "ticks", "ticks"
+    else:
+        us, ms, u, m = 1e3, 1e6, "us", "ms"
 
     groups: dict[tuple[int, str, str], list[int]] = {}
     for iv in intervals:
@@ -87,12 +93,14 @@ def context_table(intervals: list[Any], window_ns: int) -> Any:
         if (kind == "task" and iv.name == "running") or kind == "isr":
             groups.setdefault((iv.core, kind, label), []).append(iv.end - iv.start)
     rows = []
+    rate = f"per_{'mtick' if ticks else 's'}"  # activations per second (per million ticks)
     for (core, kind, label), d in sorted(groups.items()):
         a = np.asarray(d, float)
         rows.append({
             "core": core, "kind": "ISR" if kind == "isr" else "task", "name": label, "n": a.size,
-            "mean_us": a.mean() / 1e3, "p99_us": np.percentile(a, 99) / 1e3, "max_us": a.max() / 1e3,
-            "total_ms": a.sum() / 1e6, "cpu_pct": 100.0 * a.sum() / window_ns if window_ns else np.nan,
+            rate: a.size / window_ns * (1e6 if ticks else 1e9) if window_ns else np.nan,
+            f"mean_{u}": a.mean() / us, f"p99_{u}": np.percentile(a, 99) / us, f"max_{u}": a.max() / us,
+            f"total_{m}": a.sum() / ms, "cpu_pct": 100.0 * a.sum() / window_ns if window_ns else np.nan,
         })
     return pd.DataFrame(rows)
 
@@ -103,11 +111,16 @@ def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[st
 
     body: list[str] = []
     tr = _trace(out_dir, cid)
+    ticks = tr is not None and not tr.meta.tick_hz  # no tick rate: ts is in ticks, and stays so
+    if tr is not None:
+        body.append(_facts(cid, tr, ticks))
     if tr is not None and len(tr):
         ivs, _, _, _ = kernel_intervals(tr)
         t0, t1 = int(tr.columns["ts"][0]), int(tr.columns["ts"][-1])
-        charts = [F.line_chart(load_over_time(ivs, t0, t1), "%", "CPU load over time per core (busy %)")]
-        ctx = context_table(ivs, t1 - t0)
+        t_scale, t_unit = (1.0, "ticks") if ticks else (1e6, "ms")
+        charts = [F.line_chart(load_over_time(ivs, t0, t1), "%", "CPU load over time per core (busy %)",
+                               t_scale=t_scale, t_unit=t_unit)]
+        ctx = context_table(ivs, t1 - t0, ticks=ticks)
         if not ctx.empty:
             top = ctx.sort_values("cpu_pct", ascending=False).head(16)
             charts.append(F.percent_bars([(f"core {r.core} {r.kind} {r.name}", float(r.cpu_pct))
@@ -119,14 +132,58 @@ def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[st
     else:
         body.append("<p class='muted'>The decoded events were not kept: per-task timing unavailable.</p>")
     if instances is not None and not instances.empty:
-        ns = instances[(instances["unit"] == "ns") & ~instances["metric"].str.startswith("cpu.")]
-        ser = [F.Series(str(m), d["value"].to_numpy(float), d["start_ts"].to_numpy(float),
-                        d["instance"].to_numpy("int64"), capture=cid) for m, d in ns.groupby("metric")]
-        ser = [s for s in ser if s.values.size > 1][:8]
-        if ser:
-            body.append("<div class='figs'>" + "".join(
-                f"<div>{f}</div>" for f in (F.box_plot(ser), F.scatter(ser)) if f) + "</div>")
+        body += _distributions(instances, cid, ticks)
     if not g["metric"].str.startswith(("kernel.", "task.")).any():
         body.append("<p class='muted'>Kernel metrics (<code>analyzers.metrics.kernel</code>) were not "
                     "part of this analysis; the table above is rebuilt from the kernel events.</p>")
     return body
+
+
+def _distributions(instances: Any, cid: str, ticks: bool) -> list[str]:
+    """Box plot and scatter of the recording's time metrics, one pair per unit family: the
+    metrics whose medians lie within a factor of 30 of each other share an axis (durations of a
+    few µs never share one with 600 ms periods), each in the unit that suits it."""
+    unit = "ticks" if ticks else "ns"
+    df = instances[(instances["unit"] == unit) & ~instances["metric"].str.startswith("cpu.")]
+    ser = [F.Series(str(m), d["value"].to_numpy(float), d["start_ts"].to_numpy(float),
+                    d["instance"].to_numpy("int64"), capture=cid) for m, d in df.groupby("metric")]
+    ser = sorted((s for s in ser if s.values.size > 1 and np.isfinite(s.values).any()),
+                 key=lambda s: float(np.nanmedian(s.values)))
+    groups: list[list[F.Series]] = []
+    for s in ser:
+        med = abs(float(np.nanmedian(s.values))) or 1.0
+        first = abs(float(np.nanmedian(groups[-1][0].values))) or 1.0 if groups else 0.0
+        if groups and len(groups[-1]) < 8 and med <= 30 * first:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    out = []
+    for g in groups[:4]:
+        top = max(float(np.nanmax(np.abs(s.values))) for s in g)
+        scale, u = ((1.0, "ticks") if ticks else (1e6, "ms") if top >= 1e7 else (1e3, "µs"))
+        t_scale, t_unit = (1.0, "ticks") if ticks else (1e6, "ms")
+        figs = (F.box_plot(g, unit_scale=scale, unit=u),
+                F.scatter(g, unit_scale=scale, unit=u, t_scale=t_scale, t_unit=t_unit))
+        out.append("<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figs if f) + "</div>")
+    return out
+
+
+def _facts(cid: str, tr: Any, ticks: bool) -> str:
+    """What the recording is, first: its name, RTOS, clock, span, events, and the data lost."""
+    from html import escape
+
+    from trace_parsers.model import EventKind
+
+    m = tr.meta
+    ts = tr.columns["ts"]
+    span = int(ts[-1]) - int(ts[0]) if len(ts) else 0
+    lost = int((tr.columns["kind"] == EventKind.OVERFLOW).sum()) if len(ts) else 0
+    data_loss = [d for d in tr.diagnostics if d.severity.name == "DATA_LOSS"]
+    parts = [f"<b>{escape(cid)}</b>", f"RTOS {escape(str(m.rtos or 'unknown'))}",
+             f"clock {m.tick_hz:,} Hz" if m.tick_hz else "clock unknown: times in ticks",
+             f"span {F.fmt_num(span, 'ticks')}" if ticks else f"span {F.fmt_num(span / 1e6, 'ms')}",
+             f"{len(ts):,} events", f"{m.cores} core{'s' if m.cores != 1 else ''}",
+             (f"<span class='FAIL'>data lost: {lost} overflow gap{'s' if lost != 1 else ''}"
+              f"{', ' + ', '.join(sorted({d.code for d in data_loss})) if data_loss else ''}</span>")
+             if lost or data_loss else "no data lost"]
+    return "<p>" + " · ".join(parts) + "</p>"

@@ -118,7 +118,7 @@ def _max_abs(df: Any, col: str) -> float:
 
 @dataclass
 class Test:
-    """One test (app + variant) on the first screen."""
+    """One test (app + variant) at one time scale on the first screen."""
 
     app: str
     variant: str
@@ -126,10 +126,12 @@ class Test:
     source: str
     profile: str
     bars: list[Bar]
+    time_scale: str = ""
+    captures: tuple[str, ...] = ()  #: the captures behind the bars
 
     @property
     def name(self) -> str:
-        return f"{self.app} {self.variant}".strip()
+        return " · ".join(p for p in (f"{self.app} {self.variant}".strip(), self.time_scale) if p)
 
 
 def _pick_source(rows: Any) -> tuple[str, str]:
@@ -151,6 +153,68 @@ def _headline_metric(app: str, rows: Any) -> str:
     return str(sorted(cover.items(), key=lambda kv: (-kv[1], kv[0]))[0][0])
 
 
+def time_scale_order(label: str) -> float:
+    """Sort key of a time-scale label: the finest virtual-lab scale first, real time last."""
+    try:
+        return float(str(label).split()[0])
+    except (ValueError, IndexError):
+        return math.inf
+
+
+def _with_axes(df: Any) -> Any:
+    """``variant``/``profile`` without nulls, and ``time_scale``/``tracer`` columns (empty when the
+    table predates them)."""
+    df = df.assign(variant=df["variant"].fillna(""), profile=df["profile"].fillna(""))
+    for col in ("time_scale", "tracer"):
+        df[col] = df[col].fillna("") if col in df.columns else ""
+    return df
+
+
+def tests(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> list[Test]:
+    """Per test (app, variant) and time scale: its headline metric, one source and analyzer
+    profile, a bar per RTOS (mean, p50/p99/max from the campaign rows, cycles or instructions,
+    multiple of the fastest). Nothing is averaged across time scales, profiles or tracers."""
+    if comp is None or comp.empty or camp is None or camp.empty:
+        return []
+    comp, camp = _with_axes(comp), _with_axes(camp)
+    out = []
+    keys = sorted(comp.groupby(["app", "variant", "time_scale"]).groups,
+                  key=lambda k: (k[0], _natural(k[1]), time_scale_order(k[2])))
+    for app, variant, ts in keys:
+        rows = comp[(comp["app"] == app) & (comp["variant"] == variant) & (comp["time_scale"] == ts)]
+        metric = _headline_metric(str(app), rows)
+        rows = rows[rows["metric"] == metric]
+        src, prof = _pick_source(rows)
+        rows = rows[(rows["source"] == src) & (rows["profile"] == prof)].sort_values("mean_ns")
+        cr = camp[(camp["app"] == app) & (camp["variant"] == variant) & (camp["metric"] == metric)
+                  & (camp["source"] == src) & (camp["profile"] == prof) & (camp["time_scale"] == ts)]
+        several = rows["rtos"].duplicated(keep=False)
+        bars = [_bar(r, cr, info, bool(dup)) for r, dup in zip(rows.itertuples(), several)]
+        out.append(Test(str(app), str(variant), metric, src, prof, bars, str(ts),
+                        tuple(sorted(cr["capture"].astype(str).unique()))))
+    return sorted(out, key=lambda t: len(t.bars) < 2)  # comparisons first, single-RTOS tests after
+
+
+def _bar(r: Any, cr: Any, info: dict[str, dict[str, Any]], name_tracer: bool) -> Bar:
+    """One RTOS's bar (its tracer named when the same RTOS has several in the test)."""
+    tracer = str(getattr(r, "tracer", "") or "")
+    c = cr[(cr["rtos"] == r.rtos) & ((cr["tracer"] == tracer) if tracer else True)]
+    unit = getattr(r, "cycles_unit", None)
+    if isinstance(unit, str) and unit:
+        cyc = float(r.mean_cycles)
+    else:  # a comparison table written before cycles_unit
+        npi = _ns_per_insn(list(c["capture"]), info)
+        cyc, unit = (r.mean_ns / npi, "insn") if npi else (getattr(r, "mean_cycles", float("nan")), "cycles")
+    return Bar(
+        label=f"{r.rtos} ({tracer})" if name_tracer and tracer else str(r.rtos), mean=float(r.mean_ns),
+        x_fastest=float(r.x_fastest), cycles=float(cyc), cycles_unit=unit,
+        n=int(c["n"].sum()) if not c.empty else int(getattr(r, "n", 0)),
+        p50=float(c["p50"].mean()) if not c.empty else float("nan"),
+        p99=float(c["p99"].mean()) if not c.empty else float("nan"),
+        max=float(c["max"].max()) if not c.empty else float("nan"),
+    )
+
+
 def _ns_per_insn(caps: list[str], info: dict[str, dict[str, Any]]) -> float | None:
     vals = {(info.get(c, {}).get("time_scale") or {}).get("ns_per_insn") for c in caps}
     if len(vals) == 1:
@@ -159,68 +223,37 @@ def _ns_per_insn(caps: list[str], info: dict[str, dict[str, Any]]) -> float | No
     return None
 
 
-def tests(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> list[Test]:
-    """Per test (app, variant): its headline metric, one source, a bar per RTOS (mean, p50/p99/max
-    from the campaign rows, cycles or instructions, multiple of the fastest)."""
-    if comp is None or comp.empty or camp is None or camp.empty:
-        return []
-    comp = comp.assign(variant=comp["variant"].fillna(""), profile=comp["profile"].fillna(""))
-    camp = camp.assign(variant=camp["variant"].fillna(""), profile=camp["profile"].fillna(""))
-    out = []
-    keys = sorted(comp.groupby(["app", "variant"]).groups, key=lambda k: (k[0], _natural(k[1])))
-    for app, variant in keys:
-        rows = comp[(comp["app"] == app) & (comp["variant"] == variant)]
-        metric = _headline_metric(str(app), rows)
-        rows = rows[rows["metric"] == metric]
-        src, prof = _pick_source(rows)
-        rows = rows[(rows["source"] == src) & (rows["profile"] == prof)].sort_values("mean_ns")
-        cr = camp[(camp["app"] == app) & (camp["variant"] == variant) & (camp["metric"] == metric)
-                  & (camp["source"] == src) & (camp["profile"] == prof)]
-        bars = []
-        for r in rows.itertuples():
-            c = cr[cr["rtos"] == r.rtos]
-            npi = _ns_per_insn(list(c["capture"]), info)
-            cyc = r.mean_ns / npi if npi else getattr(r, "mean_cycles", float("nan"))
-            unit = "insn" if npi else "cycles"
-            bars.append(Bar(
-                label=str(r.rtos), mean=float(r.mean_ns), x_fastest=float(r.x_fastest), cycles=float(cyc),
-                cycles_unit=unit, n=int(c["n"].sum()) if not c.empty else int(getattr(r, "n", 0)),
-                p50=float(c["p50"].mean()) if not c.empty else float("nan"),
-                p99=float(c["p99"].mean()) if not c.empty else float("nan"),
-                max=float(c["max"].max()) if not c.empty else float("nan"),
-            ))
-        out.append(Test(str(app), str(variant), metric, src, prof, bars))
-    return sorted(out, key=lambda t: len(t.bars) < 2)  # comparisons first, single-RTOS tests after
-
-
 def _natural(s: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s))
 
 
-def headline(ts: list[Test]) -> dict[str, Any] | None:
-    """The first sentence: which RTOS is faster at the context switch (else the first test's metric),
-    averaged over the test's variants, and by how much."""
-    if not ts:
-        return None
+def headline_test(ts: list[Test]) -> Test | None:
+    """The test the first sentence answers: the context switch (else the first compared test) at
+    the time scale where most RTOSes were measured (the finest on a tie), its first variant."""
     pick = [t for t in ts if t.metric == HEADLINE["ctx_switch"] and len(t.bars) > 1]
     if not pick:
         pick = [t for t in ts if len(t.bars) > 1][:1] or ts[:1]
-    metric = pick[0].metric
-    per: dict[str, list[Bar]] = {}
-    for t in pick:
-        for b in t.bars:
-            per.setdefault(b.label, []).append(b)
-    means = sorted(
-        (float(np.mean([b.mean for b in bs])), float(np.mean([b.cycles for b in bs])), r, bs[0].cycles_unit)
-        for r, bs in per.items()
-    )
+    if not pick:
+        return None
+    return min(pick, key=lambda t: (-len(t.bars), time_scale_order(t.time_scale), _natural(t.variant)))
+
+
+def headline(ts: list[Test]) -> dict[str, Any] | None:
+    """The first sentence: which RTOS is faster in :func:`headline_test` (one variant, one time
+    scale, one source and profile: nothing averaged), and by how much."""
+    t = headline_test(ts)
+    if t is None:
+        return None
+    bars = sorted(t.bars, key=lambda b: b.mean)
     return {
-        "metric": metric,
-        "source": pick[0].source,
-        "profile": pick[0].profile,
-        "variants": [t.variant for t in pick if t.variant],
-        "ranking": [{"rtos": r, "mean_ns": m, "cycles": c, "cycles_unit": u, "x": m / means[0][0]}
-                    for m, c, r, u in means],
+        "metric": t.metric,
+        "source": t.source,
+        "profile": t.profile,
+        "variant": t.variant,
+        "time_scale": t.time_scale,
+        "captures": t.captures,
+        "ranking": [{"rtos": b.label, "mean_ns": b.mean, "cycles": b.cycles, "cycles_unit": b.cycles_unit,
+                     "x": b.mean / bars[0].mean} for b in bars],
     }
 
 
@@ -233,16 +266,18 @@ def _site_metrics(df: Any) -> Any:
     return df
 
 
-def series(out_dir: Path, camp: Any, max_metrics: int = 40) -> dict[str, list[Series]]:
-    """metric -> one :class:`Series` per RTOS (all its captures pooled; trace instances where the
-    capture has a trace, else the first pin profile), for the distribution charts."""
+def series(out_dir: Path, camp: Any, max_metrics: int = 80) -> dict[str, list[Series]]:
+    """chart title -> one :class:`Series` per RTOS (trace instances where the capture has a trace,
+    else the first pin profile), for the distribution charts. One chart per metric, variant (build
+    configuration) and time scale: only the runs of one RTOS that share all three are pooled."""
     import pandas as pd
 
     from ..campaign.tables import iter_instances
 
     if camp is None or camp.empty:
         return {}
-    ident = camp.drop_duplicates("capture").set_index("capture")[["rtos"]]
+    cols = [c for c in ("rtos", "variant", "time_scale", "tracer") if c in camp.columns]
+    ident = _with_axes(camp.drop_duplicates("capture")).set_index("capture")[cols]
     frames = []
     for cid, df in iter_instances(out_dir):
         if df.empty or cid not in ident.index:
@@ -254,17 +289,24 @@ def series(out_dir: Path, camp: Any, max_metrics: int = 40) -> dict[str, list[Se
         df = df[df["source"] == src]
         if src == "logic":
             df = df[df["profile"] == sorted(df["profile"].unique())[0]]
-        frames.append(df.assign(rtos=ident.loc[cid, "rtos"] or "?", capture=cid))
+        row = ident.loc[cid]
+        frames.append(df.assign(rtos=row["rtos"] or "?", variant=row["variant"], time_scale=row["time_scale"],
+                                tracer=row["tracer"], capture=cid))
     if not frames:
         return {}
     allv = pd.concat(frames)
+    several_ts = allv["time_scale"].nunique() > 1
     out: dict[str, list[Series]] = {}
-    for metric, g in sorted(allv.groupby("metric"), key=lambda kv: kv[0])[:max_metrics]:
-        out[str(metric)] = [
-            Series(f"{r}", gg["value"].to_numpy(float), gg["start_ts"].to_numpy(float),
-                   gg["instance"].to_numpy(np.int64), capture=", ".join(sorted(gg["capture"].unique()))
-                   if gg["capture"].nunique() <= 1 else "")
-            for r, gg in sorted(g.groupby("rtos"))
+    groups = sorted(allv.groupby(["metric", "variant", "time_scale"]),
+                    key=lambda kv: (kv[0][0], _natural(kv[0][1]), time_scale_order(kv[0][2])))
+    for (metric, variant, ts), g in groups[:max_metrics]:
+        title = " · ".join(str(p) for p in (metric, variant, ts if several_ts else "") if p)
+        tracers = g.groupby("rtos")["tracer"].nunique()
+        out[title] = [
+            Series(f"{r} ({t})" if tracers.get(r, 1) > 1 else str(r), gg["value"].to_numpy(float),
+                   gg["start_ts"].to_numpy(float), gg["instance"].to_numpy(np.int64),
+                   capture=", ".join(sorted(gg["capture"].unique())) if gg["capture"].nunique() <= 1 else "")
+            for (r, t), gg in sorted(g.groupby(["rtos", "tracer"]))
         ]
     return out
 

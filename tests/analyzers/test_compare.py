@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analyzers.batch import analyze_dirs
+from analyzers.campaign import analyze_dirs
 from analyzers.cli import main
 from analyzers.compare import bootstrap_rel_change, compare
 
@@ -54,3 +54,54 @@ def test_compare_cli_gate(two_campaigns, tmp_path, capsys):
     assert "REGRESSION" in capsys.readouterr().out and (tmp_path / "c.csv").is_file()
     assert main(["compare", str(oa), str(ob), "--threshold", "50"]) == 0
     assert main(["compare", str(tmp_path), str(ob)]) == 2
+
+
+@pytest.fixture(scope="module")
+def two_time_scales(tmp_path_factory):
+    """One test recorded at 1 and at 8 ns per instruction (the same firmware, the same 1000
+    instructions): samples within a run differ by < 0.1 %, the runs by 8×."""
+    from analyzers import _synth as S
+
+    root = tmp_path_factory.mktemp("scales")
+    for run, npi in (("ref", 1), ("board", 8)):
+        sc = S.ctx_switch(switch_ns=1000 * npi, spread_ns=npi // 2, seed=npi)
+        S.write_capture_folder(root / "cap" / "freertos" / "ctx_switch" / run, sc, run_id=run,
+                               trace=S.to_trace(sc), capture=S.to_capture(sc),
+                               extra={"time_scale": {"icount_shift": {1: 0, 8: 3}[npi], "ns_per_insn": npi}})
+    out = analyze_dirs([root / "cap"], root / "out", scheduler="serial", quiet=True)
+    assert out["failed"] == 0
+    return root / "out"
+
+
+def test_compare_a_with_itself_keeps_time_scales_apart(two_time_scales):
+    """`compare A A`: Δ = 0, nothing flagged, and the deterministic rows' intervals within ±1 %
+    (pooling the two time scales gave ±14–41 %)."""
+    ch = compare(two_time_scales, two_time_scales, n_boot=500)
+    assert ch and all(c.rel_change_pct == 0 for c in ch)
+    assert not any(c.regression or c.improvement for c in ch)
+    yields = [c for c in ch if c.metric == "ctx_switch.yield"]
+    assert {(c.time_scale, c.source) for c in yields} == {
+        (ts, src) for ts in ("1 ns/insn", "8 ns/insn") for src in ("trace", "logic")}
+    for c in yields:
+        assert -1 < c.ci_low_pct <= 0 <= c.ci_high_pct < 1, c
+        assert c.mean_a == pytest.approx(1000 * int(c.time_scale.split()[0]), rel=1e-3)
+    assert len({c.tracer for c in yields}) == 1 and "" not in {c.tracer for c in yields}
+
+
+def test_compare_cli_names_profile_and_time_scale(two_time_scales, capsys):
+    assert main(["compare", str(two_time_scales), str(two_time_scales), "--bootstrap", "200"]) == 0
+    out = capsys.readouterr().out
+    head = out.splitlines()[0]
+    assert "time scale" in head and "profile" in head
+    lines = [ln for ln in out.splitlines() if ln.startswith("ctx_switch.yield ")]
+    assert len(lines) == len(set(lines)) == 4  # no look-alike duplicates
+    assert any("8 ns/insn" in ln and "ideal" in ln for ln in lines)
+
+
+def test_relative_change_of_zero_means_warns_nothing():
+    """A metric whose baseline mean is 0 (a ready latency that never waits): Δ = 0 against itself,
+    no NumPy RuntimeWarning (pytest turns warnings into errors)."""
+    z = np.zeros(20)
+    assert bootstrap_rel_change(z, z, n_boot=100) == (0.0, 0.0, 0.0)
+    point, lo, hi = bootstrap_rel_change(z, np.ones(20), n_boot=100)
+    assert np.isnan(point) and np.isnan(lo) and np.isnan(hi)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analyzers.batch import analyze_dirs, load_campaign
+from analyzers.campaign import analyze_dirs, load_campaign
 from analyzers.cli import main
 from analyzers.report import render
 
@@ -199,3 +199,16 @@ def test_a_failure_links_to_the_window_of_its_worst_instance(report, tmp_path):
 def test_report_missing_campaign(tmp_path, capsys):
     assert main(["report", str(tmp_path), "-o", str(tmp_path / "r.html")]) == 2
     assert "manifest.json" in capsys.readouterr().err
+
+
+def test_one_total_of_comparisons(report, tmp_path):
+    """The first screen's total and the agreement table's add up: negative-control rows are
+    counted apart in both places (issue 33 item 3: 268 at the top, 276 below)."""
+    out, _ = report
+    new, xv, control = _new_schema(out, tmp_path)
+    text = render(new)
+    top = int(re.search(r"of (\d+) metric comparisons", _first_screen(text)).group(1))
+    below = re.search(r"(\d+) comparisons counted above, and (\d+) of negative controls", text)
+    assert below and int(below.group(1)) == top
+    assert top + int(below.group(2)) == len(xv)
+    assert int(below.group(2)) == int((xv["capture"] == control).sum())

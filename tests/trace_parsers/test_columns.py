@@ -225,3 +225,14 @@ def test_a_columnar_trace_pickles_as_columns():
     tr = pickle.loads(pickle.dumps(Trace(_compact(rows), TraceMeta("x"))))
     assert tr.columnar and tr.columns.describe()["core"] == "const 0"
     assert tr.events.tobytes() == rows.tobytes()
+
+
+def test_to_polars_without_polars_names_the_extra(monkeypatch):
+    """Not a bare ModuleNotFoundError: the message says which extra to install (issue 33 item 9)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "polars", None)
+    tr = Trace(empty_events(0), TraceMeta(source_format="test"))
+    with pytest.raises(ModuleNotFoundError, match=r"crosstrace\[frames\]") as e:
+        tr.to_polars()
+    assert e.value.name == "polars" and np.asarray(tr.columns["ts"]).size == 0

@@ -122,7 +122,7 @@ def sniff(head: bytes, path: Any = None) -> bool:
         comp = _compiled(meta.read_bytes())
         diags: list[Diagnostic] = []
         out: list[RawEvent] = []
-        StreamDecoder(comp, head, 0, str(p), "raise", diags, out).run()
+        StreamDecoder(comp, head, 0, str(p), "recover", diags, out).run()  # head: cut at 4 KiB
     except (TraceError, OSError):
         return False
     return bool(out)  # damage raised: the head decoded cleanly (a cut last event is fine)
@@ -184,7 +184,8 @@ def read_ctf(path: PathLike, *, metadata: PathLike | None = None, on_corrupt: st
         with ``metadata`` in the same folder.
     metadata : the TSDL metadata file, when it is not beside the streams (e.g. Zephyr's
         ``subsys/tracing/ctf/tsdl/metadata`` for a RAM-buffer dump).
-    on_corrupt : ``"raise"`` | ``"warn"`` | ``"skip"``. An impossible event (unknown id, bad tag)
+    on_corrupt : ``"raise"`` | ``"recover"`` | ``"warn"`` | ``"skip"``. A file cut inside an event
+        is ``TRUNCATED`` (raised under ``"raise"``). An impossible event (unknown id, bad tag)
         raises ``TraceCorruptError`` with the file offset, or is recorded as a DATA_LOSS diagnostic
         with an OVERFLOW row while decoding resumes at the next cleanly decodable event.
     """

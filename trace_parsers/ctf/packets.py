@@ -6,8 +6,9 @@ A stream file is a sequence of packets. A packet has an optional header (``magic
 ``packet_seq_num``, ``cpu_id``) and events. Without ``packet_size`` the packet runs to the end of
 the file (Zephyr's headerless streams). Damage handling:
 
-- the file ends inside an event or inside a declared packet -> ``TRUNCATED`` (DATA_LOSS), every
-  complete event before it is kept;
+- the file ends inside an event or inside a declared packet -> ``TRUNCATED``, through the
+  ``on_corrupt`` policy as in every reader (raises under ``raise``; else DATA_LOSS, every complete
+  event before it kept);
 - only zero bytes left where an event should start -> ``TRAILING_PADDING`` (INFO; RAM dumps);
 - an impossible event (unknown id, bad variant tag, absurd sequence length) -> the ``on_corrupt``
   policy (``CORRUPT_REGION``); under ``warn``/``skip`` decoding resumes at the first later
@@ -94,6 +95,10 @@ class StreamDecoder:
         self.info.clock_wraps = sum(self.ctx.wraps.values())
         return self.info
 
+    def _truncated(self, off: int, what: str) -> None:
+        handle_corrupt(TraceCorruptError(what, code="TRUNCATED", path=self.path, offset=off),
+                       self.on_corrupt, self.diags)  # type: ignore[arg-type]
+
     def _corrupt(self, off: int, what: str) -> None:
         handle_corrupt(TraceCorruptError(what, code="CORRUPT_REGION", path=self.path, offset=off),
                        self.on_corrupt, self.diags)  # type: ignore[arg-type]
@@ -130,8 +135,7 @@ class StreamDecoder:
                 pctx, bit = pctx_dec(buf, bit, ctx)
                 ctx.scopes["stream.packet.context"] = pctx
         except Short as e:
-            self.diags.append(diagnostic("TRUNCATED", pos + e.bit // 8,
-                                         f"the file ends inside a packet header/context ({e.what})"))
+            self._truncated(pos + e.bit // 8, f"the file ends inside a packet header/context ({e.what})")
             return None
         except Bad as e:
             self._corrupt(pos + e.bit // 8, e.what)
@@ -147,9 +151,8 @@ class StreamDecoder:
                           "inconsistent")
             return self._next_magic(pos) if c.packet_header is not None else None
         if packet_bits > len(buf) * 8:
-            self.diags.append(diagnostic(
-                "TRUNCATED", pos, f"packet of {packet_bits // 8} bytes at 0x{pos:x} is cut at "
-                f"{len(buf)} bytes by the end of the file"))
+            self._truncated(pos, f"packet of {packet_bits // 8} bytes at 0x{pos:x} is cut at "
+                            f"{len(buf)} bytes by the end of the file")
             content_bits = min(content_bits, len(buf) * 8)
         self._packet_facts(pos, pctx, sid)
         ctx.end = content_bits
@@ -249,8 +252,8 @@ class StreamDecoder:
                 if _all_zero(buf, bit >> 3, end >> 3):  # RAM dumps: the unused buffer tail
                     self._padding(pos, bit, end)
                     return
-                self.diags.append(diagnostic("TRUNCATED", pos + bit // 8, f"the stream ends inside an "
-                                             f"event at 0x{pos + bit // 8:x} ({e.what})"))
+                self._truncated(pos + bit // 8, f"the stream ends inside an event at "
+                                f"0x{pos + bit // 8:x} ({e.what})")
                 return
             except Bad as e:
                 if _all_zero(buf, bit >> 3, end >> 3):

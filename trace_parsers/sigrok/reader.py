@@ -97,7 +97,7 @@ def read_sigrok(path: str | Path, *, on_corrupt: str = "raise", samplerate: int 
     ----------
     path : str | Path
         The ``.sr`` file.
-    on_corrupt : {"raise", "warn", "skip"}
+    on_corrupt : {"raise", "recover", "warn", "skip"}
         Damaged or truncated logic data: raise, or keep every edge before the damage and record a
         DATA_LOSS diagnostic.
     samplerate : int | str | None

@@ -56,10 +56,12 @@ def read_systemview(path: PathLike | Sequence[PathLike], *, description: Any = N
         One ``.SVDat`` file, or per-core files recorded together (OpenOCD ``file://a file://b``).
     description : None, ``"freertos_segger"``, ``"freertos_espidf"``, path or OsTable
         Names for OS event ids >= 32. ``None`` picks a bundled FreeRTOS table from SYSDESC.
-    on_corrupt : ``"raise"`` | ``"warn"`` | ``"skip"``
+    on_corrupt : ``"raise"`` | ``"recover"`` | ``"warn"`` | ``"skip"``
         Structural damage raises ``TraceCorruptError`` (with file offset), or is recorded as a
         DATA_LOSS diagnostic while every decodable event before and after it (resync on the next
-        10-zero sync) is kept.
+        10-zero sync) is kept. ``"recover"``: a file that ends inside its final packet (a
+        recording stopped or copied while being written) is a ``TRUNCATED`` DATA_LOSS diagnostic
+        at that offset, every event before it kept; any other damage raises.
 
     Not SystemView content raises ``TraceFormatError`` with code ``SV_BAD_MAGIC``.
     """

@@ -77,7 +77,7 @@ def read_tracex(path: str | Path, *, tick_hz: int | None = None, timer: str = "a
         NOTICE is added.
     timer : ``"auto"`` (TraceX's majority vote), ``"up"`` or ``"down"``: the counting direction
         of the timestamp source.
-    on_corrupt : ``"raise"``, ``"warn"`` or ``"skip"`` for a truncated event area (every
+    on_corrupt : ``"raise"``, ``"recover"``, ``"warn"`` or ``"skip"`` for a truncated event area (every
         complete event is kept unless ``"raise"``).
     switches : add TraceX-style TASK_SWITCH_IN rows (one per context switch TraceX counts, from
         its next-context model: :func:`.stats.with_switch_events`).  Off by default, so the events

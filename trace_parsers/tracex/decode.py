@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import check_option
+from ..errors import check_option, validate_on_corrupt
 from ..model import Diagnostic
 from . import format as fmt
 from . import hexfmt
@@ -230,7 +230,7 @@ def decode_bytes(data: bytes, path: str | None = None, *, timer: str = "auto",
                  on_corrupt: str = "raise") -> RawTrace:
     """Decode a ``.trx`` image (binary or text-encoded) into a :class:`RawTrace`."""
     check_option("timer", timer, ("auto", "up", "down"))
-    check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
+    validate_on_corrupt(on_corrupt)
     raw, conv = decode_image(data, path, convert=lambda d: hexfmt.convert(d, path),
                              decode_binary=lambda b, enc: _decode_binary(b, path, timer, on_corrupt, enc),
                              file_offset=lambda c, o: c.file_offset(o))

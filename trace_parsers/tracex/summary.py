@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._meta import Diagnostic, EventKind, Isr, Marker, Task, TraceMeta, int_ticks_to_ns
-from ..errors import TraceFormatError, check_option
+from ..errors import TraceFormatError, check_option, validate_on_corrupt
 from ..summary import TraceSummary
 from . import _read, hexfmt
 from . import format as fmt
@@ -155,7 +155,7 @@ class _Raw:
 def decode(data: bytes, path: str | None, timer: str, on_corrupt: str) -> _Raw:
     """:func:`.decode.decode_bytes` into a :class:`_Raw`."""
     check_option("timer", timer, ("auto", "up", "down"))
-    check_option("on_corrupt", on_corrupt, ("raise", "warn", "skip"))
+    validate_on_corrupt(on_corrupt)
     raw, conv = decode_image(data, path, convert=lambda d: _convert(d, path),
                              decode_binary=lambda b, enc: _binary(b, path, timer, on_corrupt, enc),
                              file_offset=lambda c, o: c.offset_of(o))

@@ -97,7 +97,7 @@ def test_pins_and_trace_events_within_one_quantum(ctx_export, site):
 
 def test_a_misaligned_export_is_caught(tmp_path, monkeypatch):
     """The same check fails when the pins are shifted by a few quanta (the check can fail)."""
-    import analyzers._align as A
+    import analyzers.crossval.align as A
 
     fit = A.align
 
@@ -149,6 +149,17 @@ def test_missing_extra_is_one_line(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "crosstrace[perfetto]" in err
     assert not (tmp_path / "x.pftrace").exists()
+
+
+def test_missing_extra_still_writes_the_vcd(tmp_path, capsys, monkeypatch):
+    """`--perfetto x --vcd y` without the perfetto extra: the VCD is written, the Perfetto file is
+    named as not written (exit 2)."""
+    monkeypatch.setitem(sys.modules, "perfetto.protos.perfetto.trace", None)
+    rc = main(["export", str(CTX), "--perfetto", str(tmp_path / "x.pftrace"),
+               "--vcd", str(tmp_path / "y.vcd")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "crosstrace[perfetto]" in err and "x.pftrace not written" in err
+    assert (tmp_path / "y.vcd").stat().st_size > 0 and not (tmp_path / "x.pftrace").exists()
 
 
 @pytest.mark.corpus

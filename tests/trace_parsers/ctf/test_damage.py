@@ -54,7 +54,7 @@ def _truncations(d: Path, stride: int) -> None:
     clean = read_raw(d).records
     ends = [r.offset for r in clean[1:]] + [len(data)]
     for n in range(1, len(data), stride):
-        got = read_raw(write(d, data[:n]))
+        got = read_raw(write(d, data[:n]), on_corrupt="recover")
         whole = [key(r) for r, e in zip(clean, ends) if e <= n]
         assert [key(r) for r in got.records] == whole, n
         cut = next((r.offset for r, e in zip(clean, ends) if r.offset < n < e), None)
@@ -62,6 +62,9 @@ def _truncations(d: Path, stride: int) -> None:
         # a cut event whose bytes so far are all zero looks like a RAM dump's unused tail
         code = "TRAILING_PADDING" if cut is not None and not any(data[cut:n]) else "TRUNCATED"
         assert codes == ([(code, cut)] if cut is not None else []), n
+        if code == "TRUNCATED" and cut is not None and n % 5 == 0:  # as every reader: raise raises
+            with pytest.raises(TraceCorruptError, match="ERR:TRUNCATED"):
+                read_raw(d, on_corrupt="raise")
 
 
 def test_truncated_synthetic_at_every_byte(old: Path) -> None:
@@ -142,7 +145,7 @@ def test_percpu_damaged_packet_resyncs_on_the_next_magic(tmp_path: Path) -> None
     # the stream cut inside its second packet: packet 1 kept, TRUNCATED at the packet
     write(d, bytes(data[:256 + 100]))
     (d / "channel0_0").write_bytes(B.percpu_streams()["channel0_0"][:256 + 100])
-    got = read_raw(d)
+    got = read_raw(d, on_corrupt="recover")
     trunc = [x for x in got.diagnostics if x.code == "TRUNCATED"]
     assert trunc and trunc[0].offset == 256
     assert len([r for r in got.records if r.stream == 0]) == 5 + 1
