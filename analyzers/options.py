@@ -8,13 +8,13 @@ options, and every result says which options made it.
 
 >>> o = AnalysisOptions(tolerance=0.01)
 >>> o.tolerance, o.on_corrupt
-(0.01, 'raise')
+(0.01, 'recover')
 >>> o.digest() == AnalysisOptions(tolerance=0.01).digest() != AnalysisOptions().digest()
 True
 >>> AnalysisOptions(on_corrupt="ignore")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-trace_parsers.errors.AnalysisError: on_corrupt must be one of raise, warn, skip, got 'ignore' (ERR:...)
+trace_parsers.errors.AnalysisError: on_corrupt must be one of raise, recover, warn, skip, got 'ignore' ...
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from trace_parsers.errors import AnalysisError
 
 #: the default agreement tolerance of trace against pins (2 %): the only place it is written
 DEFAULT_TOLERANCE = 0.02
-#: reader policies for damaged input
-ON_CORRUPT = ("raise", "warn", "skip")
+#: reader policies for damaged input (trace_parsers.errors.handle_corrupt): ``recover`` keeps what
+#: precedes a truncated final record (a recording stopped or copied while being written) as a
+#: DATA_LOSS diagnostic and fails on any other damage
+ON_CORRUPT = ("raise", "recover", "warn", "skip")
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,14 @@ class AnalysisOptions:
     """Every option of ``crosstrace analyze`` that can change a result.
 
     - ``tolerance``: agreement tolerance of trace against pins (fraction, 0.02 = 2 %);
-    - ``on_corrupt``: reader policy for damaged input (``raise``: the capture fails);
+    - ``on_corrupt``: reader policy for damaged input (``recover``: a truncated final record is a
+      diagnostic and everything before it is analyzed; ``raise``: any damage fails the capture);
     - ``tick_hz``: trace tick rate for recordings that state none (TraceX) when run.json does not;
     - ``chunk_events``: read recordings in chunks of this many events (None: large ones only).
     """
 
     tolerance: float = DEFAULT_TOLERANCE
-    on_corrupt: str = "raise"
+    on_corrupt: str = "recover"
     tick_hz: int | None = None
     chunk_events: int | None = None
 

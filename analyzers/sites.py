@@ -262,7 +262,7 @@ def scoped_site_events() -> Iterator[Callable[[Trace], None]]:
     block) is forgotten on the way out, except for the sources passed to the ``keep`` callable
     it yields, which the enclosing block (if any) then answers as well. Lookups inside still see
     the enclosing block's results. A chunked analysis seeds stand-in traces of whole event rows
-    (``analyzers.stream.run``); held by the enclosing block they would outlive the analysis.
+    (``analyzers.run``); held by the enclosing block they would outlive the analysis.
 
     >>> from trace_parsers.model import TraceMeta, empty_events
     >>> a, b = Trace(empty_events(0), TraceMeta("a")), Trace(empty_events(0), TraceMeta("b"))

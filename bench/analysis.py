@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _campaigns(tmp: Path) -> list[tuple[Path, str]]:
     """The reference campaign (or CROSSTRACE_BENCH_CAPTURES) and a synthetic CPU-bound campaign."""
     from analyzers import _synth as S
-    from analyzers.batch import discover
+    from analyzers.campaign.discover import discover
 
     out = []
     env = os.environ.get("CROSSTRACE_BENCH_CAPTURES")
@@ -61,7 +61,7 @@ def _campaigns(tmp: Path) -> list[tuple[Path, str]]:
 
 
 def _table(out: Path):
-    from analyzers.batch import load_campaign
+    from analyzers.campaign import load_campaign
 
     df = load_campaign(out)["campaign"]
     return df.sort_values(["capture", "metric", "source", "profile"]).reset_index(drop=True)
@@ -85,7 +85,7 @@ def _cli(src: Path, out: Path, jobs: int) -> float:
 
 
 def _bench(src: Path, what: str, tmp: Path) -> list[dict]:
-    from analyzers.batch import analyze_dirs
+    from analyzers.campaign import analyze_dirs
 
     t1, t2 = [], []
     for _ in range(REPS):

@@ -44,3 +44,29 @@ The package, one job per module (imports point down the list):
 - :mod:`.scheduler`: task graph, process pool, Dask (:func:`~.scheduler.analyze_dirs`);
 - :mod:`.cli_analyze`: the ``analyze`` command's arguments and exit codes.
 """
+
+from importlib import import_module
+from typing import Any
+
+#: the public API of the batch analysis, name -> module (loaded on first use: ``crosstrace info``
+#: and the readers never pay for the campaign's imports)
+_PUBLIC = {
+    "analyze_dirs": "scheduler",
+    "analyze_capture": "capture",
+    "cached_result": "capture",
+    "decode_source": "capture",
+    "discover_all": "discover",  # (``discover`` itself is also the module's name: import it from there)
+    "plan_capture": "plan",
+    "load_campaign": "tables",
+    "write_campaign": "tables",
+    "iter_instances": "tables",
+    "comparison_table": "tables",
+    "overhead_table": "tables",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'analyzers.campaign' has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_PUBLIC[name]}"), name)

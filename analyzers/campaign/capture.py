@@ -327,12 +327,11 @@ def _decode_checked(src: dict[str, Any], dest: Path, ctx: dict[str, Any]) -> Any
 def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: dict[str, Any],
                   dest: Path, keep: Any) -> Any:
     """The source analyzed in chunks (:func:`.chunked.analyze_chunked`) when it goes that way, else
-    None (read whole: too small, no bounded reader, or one the chunked analyzers refuse). Its
+    None (read whole: too small, or no bounded reader; the same engine analyzes it as one chunk). Its
     per-instance tables are spilled to a folder under ``dest`` that ``keep`` (an ExitStack)
     removes when the caller is done with them."""
     from ..metrics.spill import spill_folder, spilling
     from ..sites import scoped_site_events
-    from ..stream.run import ChunkedUnsupported
 
     size = chunk_size(src, ctx.get("chunk_events"))
     if size is None:
@@ -345,8 +344,6 @@ def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: 
                                   keep_rows=kind == "trace" and ctx.get("has_logic", True))
             keep_site_events(got.events)
             return got
-    except ChunkedUnsupported:
-        return None
     except (TraceError, AnalysisError):
         raise
     except Exception as e:  # not ours: a bug; say which recording it happened on

@@ -12,9 +12,8 @@ per channel are counted per chunk. The site occurrences the chunked analyzers fo
 the stand-in, so the cross-validation answers what it answers on the whole recording.
 
 No ``events-<source>.ctev.parquet`` is written for such a source (it would hold the whole
-recording again); the analysis reads the recording itself each time. A recording the chunked
-analyzers cannot take (``ChunkedUnsupported``: tasks sharing a name, user intervals on task
-selectors) is read whole, as before.
+recording again); the analysis reads the recording itself each time. A recording read whole goes
+through the same analysis engine (``analyzers.run``) as one chunk.
 """
 
 from __future__ import annotations
@@ -109,7 +108,7 @@ def _gathered_kinds() -> tuple[int, ...]:
 def _event_parts() -> Any:
     from trace_parsers.model import EVENT_DTYPE
 
-    from ..stream.parts import Parts
+    from ..metrics.spill import Parts
 
     return Parts(dtype=EVENT_DTYPE)
 
@@ -169,14 +168,14 @@ class ChunkedSource:
 def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on_corrupt: str,
                     chunk_events: int, *, keep_rows: bool) -> ChunkedSource:
     """Run every analyzer over ``src`` read in chunks of ``chunk_events`` (twice when the
-    recording has tasks: ``analyzers.stream.run``), gathering the stand-in on the first pass.
+    recording has tasks: ``analyzers.run``), gathering the stand-in on the first pass.
     Must run inside ``reuse_site_events()``: the stand-in's site occurrences are seeded there."""
     from trace_parsers.chunked import iter_trace_chunks
     from trace_parsers.model import Trace
 
+    from ..run import run_analyzers_chunked
     from ..stream.memory import release_memory
     from ..stream.metrics import seed_site_events
-    from ..stream.run import run_analyzers_chunked
 
     kw = _reader_kwargs(src, on_corrupt)
     gath = Gatherer(keep_rows)

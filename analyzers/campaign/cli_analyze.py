@@ -24,7 +24,7 @@ from typing import Any
 
 from trace_parsers.errors import AnalysisError
 
-from ..options import DEFAULT_TOLERANCE, AnalysisOptions
+from ..options import DEFAULT_TOLERANCE, ON_CORRUPT, AnalysisOptions
 from .scheduler import analyze_dirs
 
 
@@ -40,9 +40,10 @@ def setup_cli(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--force", action="store_true", help="ignore cached results")
     sp.add_argument(
         "--on-corrupt",
-        choices=("raise", "warn", "skip"),
-        default="raise",
-        help="reader policy for damaged input (default: raise = the capture fails)",
+        choices=ON_CORRUPT,
+        default="recover",
+        help="reader policy for damaged input (default: recover = a truncated final record is a DATA_LOSS "
+        "diagnostic and everything before it is analyzed; raise = any damage fails the capture)",
     )
     sp.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                     help=f"agreement tolerance (default {DEFAULT_TOLERANCE} = {100 * DEFAULT_TOLERANCE:g}%%)")
@@ -110,11 +111,21 @@ def exit_code(caps: list[dict[str, Any]], n_fail: int, output: Path, *, allow_fa
     fails = [c for c in judged if c.get("verdict") == "FAIL"]
     incomplete = [c for c in judged if c.get("verdict") == "INCOMPLETE"]
     n_cached = sum(bool(c.get("cached")) for c in caps)
+    controls = [c for c in ok if c.get("expectation")]
+    lost = [c for c in ok if any(d.get("severity") == "DATA_LOSS" for d in c.get("diagnostics") or ())]
     print(
         f"{len(caps)} captures: {len(ok)} analyzed ({n_cached} cached), {n_fail} failed; "
-        f"cross-validation FAIL in {len(fails)}, INCOMPLETE in {len(incomplete)}, "
-        f"negative controls failing as built {sum(_expected(c) for c in ok)}; results in {output}"
+        f"cross-validation FAIL in {len(fails)}, INCOMPLETE in {len(incomplete)}"
+        + (f", negative controls failing as built {sum(_expected(c) for c in controls)} of {len(controls)}"
+           if controls else "")
+        + (f"; data lost in {len(lost)}" if lost else "")
+        + f"; results in {output}"
     )
+    for c in lost[:10]:  # what was lost is in the capture's result.json, "diagnostics"
+        diags = c.get("diagnostics") or ()
+        codes = sorted({d.get("code") for d in diags if d.get("severity") == "DATA_LOSS"})
+        print(f"  DATA LOST {c['capture']}: {', '.join(map(str, codes))} (result.json diagnostics)",
+              file=sys.stderr)
     for c in caps:
         if c.get("status") != "ok":
             print(f"  FAILED {c['capture']}: {c.get('error')}", file=sys.stderr)

@@ -218,7 +218,7 @@ def build(trace: Any, capture: Any, *, sites: Any = (), options: dict[str, Any] 
             for n in (s.channel_name, s.name, s.pin):
                 site_of[n] = s.name
         if trace is not None:
-            from .._align import align as fit
+            from ..crossval.align import align as fit
 
             te, le = trace_site_events(trace, sites), logic_site_events(capture, sites)
             if te.empty or le.empty:

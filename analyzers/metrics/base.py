@@ -1,7 +1,7 @@
 """Shared shape of every analyzer's output: per-instance rows and per-metric summaries.
 
 Each analyzer returns :class:`Result` ``(table, summary)``: ``table`` is a pyarrow Table with the
-columns of :data:`INSTANCE_COLUMNS` (one row per measured instance, every metric of the analyzer
+columns of ``table_schema.INSTANCE_COLUMNS`` (one row per measured instance, every metric of the analyzer
 stacked, ``metric`` holding the stable dotted id), ``summary`` a frozen dataclass deriving from
 :class:`Summary`.  Site-based instances remember which site occurrences they span
 (``start_site``/``start_idx``, ``end_site``/``end_idx``), which is how cross-validation pairs a
@@ -18,25 +18,9 @@ import numpy as np
 
 from ..sites import SiteEvents
 from .stats import Drop, DropLog, GapDrops, Stats, drop_gap_instances, summarize
+from .table_schema import arrow_schema
 
 _NONE = np.iinfo(np.int64).max
-
-#: (name, arrow type, unit, meaning) of the per-instance table.
-INSTANCE_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
-    ("metric", "string", "-", "stable dotted metric id"),
-    ("source", "string", "-", "'trace' or 'logic'"),
-    ("instance", "int64", "-", "index of the instance within its metric and source"),
-    ("start_ts", "int64", "ns", "start of the instance in the source's clock"),
-    ("end_ts", "int64", "ns", "end of the instance in the source's clock"),
-    ("value", "float64", "unit column", "the measured value"),
-    ("unit", "string", "-", "unit of value: ns, pct, count"),
-    ("start_site", "string", "-", "site the instance starts at ('' for kernel events)"),
-    ("start_idx", "int64", "-", "occurrence index of start_site in this source (-1 if none)"),
-    ("end_site", "string", "-", "site the instance ends at ('' for kernel events)"),
-    ("end_idx", "int64", "-", "occurrence index of end_site in this source (-1 if none)"),
-    ("core", "int64", "-", "CPU core of the instance on multi-core traces (-1: not per core)"),
-)
-
 
 @dataclass(frozen=True)
 class Series:
@@ -55,14 +39,6 @@ class Series:
 
     def __len__(self) -> int:
         return int(np.asarray(self.value).size)
-
-
-def arrow_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema(
-        [pa.field(n, getattr(pa, t)(), metadata={"unit": u, "doc": d}) for n, t, u, d in INSTANCE_COLUMNS]
-    )
 
 
 def make_table(series: Sequence[Series], source: str) -> Any:
@@ -133,7 +109,7 @@ class Summary:
 
 
 class Result(NamedTuple):
-    table: Any  #: pyarrow.Table with INSTANCE_COLUMNS
+    table: Any  #: pyarrow.Table with the columns of table_schema.INSTANCE_COLUMNS
     summary: Any  #: a frozen Summary subclass
 
 

@@ -78,8 +78,8 @@ def context_switch_times(
 ) -> Result:
     """Context-switch instances of a trace or a logic capture.
 
-    Returns ``(table, summary)``: per-instance rows (``analyzers.metrics.base.INSTANCE_COLUMNS``) and a
-    :class:`ContextSwitchSummary`.
+    Returns ``(table, summary)``: per-instance rows (``analyzers.metrics.table_schema.INSTANCE_COLUMNS``)
+    and a :class:`ContextSwitchSummary`.
     """
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from .table_schema import arrow_schema
+
 #: rows buffered before a spill file gets a row group (many series are a few rows long)
 FLUSH_ROWS = 1 << 16
 #: rows per batch read back (``campaign.instances.ROW_GROUP``: the file's row groups follow them)
@@ -125,7 +127,7 @@ class Spill:
 
     def table(self, series: Sequence[Any], source: str, in_memory: Any) -> SpilledTable:
         """``in_memory(series, source)`` (``make_table``) one series at a time, into one file."""
-        out = SpilledTable(_schema())
+        out = SpilledTable(arrow_schema())
         return self._write(_series_tables(series, source, in_memory, out), out)
 
     def batched(self, batches: Iterable[Any], source: str, in_memory: Any) -> tuple[SpilledTable, Any]:
@@ -135,7 +137,7 @@ class Spill:
         Equal to :meth:`table` and ``summarize`` of the batches joined."""
         from .disk_stats import summarize_files
 
-        out = SpilledTable(_schema())
+        out = SpilledTable(arrow_schema())
         values = self.scratch("values", ".f64")
         values.touch()
         try:
@@ -171,12 +173,6 @@ class Spill:
         out.parts.append(path)
         out.num_rows = pq.ParquetFile(path).metadata.num_rows
         return out
-
-
-def _schema() -> Any:
-    from .base import arrow_schema
-
-    return arrow_schema()
 
 
 def _cut(paths: Sequence[Path], rows: int, columns: list[str] | None) -> Iterator[Any]:
@@ -274,8 +270,6 @@ def _flush(writer: Any, path: Path, schema: Any, tables: list[Any]) -> Any:
 def _core_values(out: SpilledTable, s: Any) -> None:
     """The values of series ``s`` per core, each core's to its own scratch file (8 bytes per
     instance on disk, none in memory)."""
-    from analyzers.stream.parts import Parts
-
     if s.core is None:
         return
     core = np.asarray(s.core, dtype=np.int64)
@@ -316,3 +310,128 @@ def spilling(folder: Path) -> Iterator[Spill]:
 
 def is_spilled(table: Any) -> bool:
     return isinstance(table, SpilledTable)
+
+
+#: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: 18 MB a batch; a
+#: finishing step makes a few copies of a batch: at 1 Mi columns the kernel series peaked at 0.51 GB)
+BATCH = 1 << 18
+
+
+class Parts:
+    """Arrays stacked along their last axis: 1-D arrays of ``dtype`` (``width`` None) or
+    ``(width, n)`` arrays. ``len()`` is the number of columns (elements) appended so far."""
+
+    def __init__(self, width: int | None = None, dtype: Any = np.int64) -> None:
+        self.width = width
+        self.dtype = np.dtype(dtype)
+        self.n = 0
+        self._mem: list[np.ndarray] = []
+        self._sizes: list[int] = []  #: columns of each block written to the file
+        self._patches: list[tuple[np.ndarray, Any, int | None]] = []
+        spill = active()
+        self._path: Path | None = spill.scratch("parts", ".bin") if spill is not None else None
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def on_disk(self) -> bool:
+        return self._path is not None
+
+    @property
+    def path(self) -> Path | None:
+        """The scratch file (the blocks end to end, patches not applied), None in memory."""
+        return self._path
+
+    @property
+    def patched(self) -> bool:
+        """Some patch waits to be applied on read-back (the scratch file alone is not the array)."""
+        return bool(self._patches)
+
+    def append(self, a: np.ndarray) -> int:
+        """Add ``a`` (a copy is kept, never ``a`` itself); returns the index of its first column."""
+        a = np.asarray(a, dtype=self.dtype)
+        want = 1 if self.width is None else 2
+        if a.ndim != want or (self.width is not None and a.shape[0] != self.width):
+            raise ValueError(f"Parts(width={self.width}) cannot take an array of shape {a.shape}")
+        first, m = self.n, a.shape[-1]
+        if not m:
+            return first
+        if self._path is None:
+            self._mem.append(a.copy())
+        else:
+            with open(self._path, "ab") as f:
+                f.write(np.ascontiguousarray(a).tobytes())
+            self._sizes.append(m)
+        self.n += m
+        return first
+
+    def patch(self, cols: np.ndarray, value: Any, row: int | None = None) -> None:
+        """Set ``value`` at columns ``cols`` (indices among all appended so far) of ``row`` (all
+        of a 1-D array), once the array is read back."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.size:
+            if cols.min() < 0 or cols.max() >= self.n:
+                raise IndexError(f"patch outside the {self.n} columns appended")
+            self._patches.append((cols.copy(), np.array(value, dtype=self.dtype).copy(), row))
+
+    def concat(self, rows: list[int] | None = None, cols: tuple[int, int] | None = None) -> np.ndarray:
+        """Everything appended, patched: a new array (``(width, n)`` or ``(n,)``); of a
+        ``(width, n)`` array only ``rows`` when given (``(len(rows), n)``), and only the columns
+        ``cols = (lo, hi)`` when given: what is not needed is not read into memory."""
+        if rows is not None and self.width is None:
+            raise ValueError("rows= selects rows of a (width, n) Parts")
+        pick = list(range(self.width)) if rows is None and self.width is not None else rows
+        lo, hi = (0, self.n) if cols is None else (max(0, cols[0]), min(self.n, cols[1]))
+        hi = max(lo, hi)
+        shape = (hi - lo,) if pick is None else (len(pick), hi - lo)
+        if self._path is None:
+            mem = self._mem if pick is None else [a[pick] for a in self._mem]
+            out = np.concatenate(mem, axis=-1)[..., lo:hi] if mem else np.zeros(shape, self.dtype)
+            out = out.copy() if cols is not None else out
+        else:
+            out = self._read(shape, pick, lo, hi)
+        for at, value, row in self._patches:
+            if cols is not None:
+                sel = (at >= lo) & (at < hi)
+                at, value = at[sel] - lo, (value[sel] if value.ndim else value)
+            if row is None:
+                out[at] = value
+            elif row in pick:  # type: ignore[operator]
+                out[pick.index(row), at] = value  # type: ignore[union-attr]
+        return out
+
+    def batches(self, rows: list[int] | None = None) -> Iterator[np.ndarray]:
+        """:meth:`concat` (``rows``) :data:`BATCH` columns at a time: what a finishing step reads
+        instead of the whole array (in memory: the whole array, one batch)."""
+        step = BATCH if self._path is not None else max(self.n, 1)
+        for lo in range(0, self.n, step):
+            yield self.concat(rows=rows, cols=(lo, lo + step))
+
+    def _read(self, shape: tuple[int, ...], pick: list[int] | None, lo: int, hi: int) -> np.ndarray:
+        out = np.empty(shape, self.dtype)
+        if hi <= lo:
+            return out
+        w, size = self.width or 1, self.dtype.itemsize
+        start = offset = 0  # first column and byte offset of each block
+        path = self._path
+        assert path is not None
+        with open(path, "rb") as f:
+            for m in self._sizes:
+                a, b = max(lo, start), min(hi, start + m)
+                if a < b:
+                    for i, r in enumerate([0] if pick is None else pick):
+                        f.seek(offset + (r * m + a - start) * size)
+                        dst = out[a - lo: b - lo] if pick is None else out[i, a - lo: b - lo]
+                        if f.readinto(dst.view(np.uint8)) != dst.nbytes:  # type: ignore[arg-type]
+                            raise OSError(f"{self._path}: the scratch file is shorter than was written")
+                start, offset = start + m, offset + w * m * size
+                if start >= hi:
+                    break
+        return out
+
+    def clear(self) -> None:
+        """Let go of everything (memory and scratch file)."""
+        self._mem, self._sizes, self._patches, self.n = [], [], [], 0
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)

@@ -109,7 +109,8 @@ class DropLog:
             return
         g = np.asarray(gaps, dtype=np.int64).reshape(-1, 2)[hit]
         per = tuple(zip(g[:, 0].tolist(), g[:, 1].tolist(), counts[hit].tolist()))
-        self.entries.append(Drop(metric, "overflow_gap", per[0][0], per[-1][1], int(counts[hit].sum()), -1, per))
+        total = int(counts[hit].sum())
+        self.entries.append(Drop(metric, "overflow_gap", per[0][0], per[-1][1], total, -1, per))
 
     def count(self, metric: str | None = None, reason: str | None = None) -> int:
         return sum(

@@ -1,8 +1,8 @@
 """Chunked processing of long recordings: memory of the event reading bounded by the chunk size.
 
 - :mod:`.events` — ``crosstrace events``: chunks into Parquet row groups / CSV appends;
-- :mod:`.run` — every analyzer over chunks (``analyze_chunks``, ``run_analyzers_chunked``), with
-  results equal to the in-memory analyzers; the state carried across chunk borders is in
+- the analyzers as reducers fed chunk by chunk (driven by ``analyzers.run``, the one analysis
+  engine: a whole recording is one chunk); the state carried across chunk borders is in
   :mod:`.align`, :mod:`.sites`, :mod:`.cpu`, :mod:`.tasks`, :mod:`.isr`, :mod:`.kernel`,
   :mod:`.sched`, :mod:`.ctxswitch`, :mod:`.isrlat`, :mod:`.workload`, :mod:`.user`;
 - :mod:`.memory` — freed memory given back to the system between chunks and steps;

@@ -16,6 +16,7 @@ of equal timestamps.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def ts_aligned(chunks: Iterable[Trace]) -> Iterator[Trace]:
     diags: list = []
     last: Trace | None = None
     for c in chunks:
-        ev = c.events if carry is None or not carry.size else np.concatenate((carry, c.events))
+        ev = c.held() if carry is None or not len(carry) else _cat(carry, c.held())
         diags += list(c.diagnostics)
         cut = _cut(ev)
         if cut:
@@ -43,12 +44,21 @@ def ts_aligned(chunks: Iterable[Trace]) -> Iterator[Trace]:
             diags = []
         carry, last = ev[cut:], c
     if last is not None:
-        yield _with_events(last, carry if carry is not None else last.events[:0], diags)
+        yield _with_events(last, carry if carry is not None else last.held()[:0], diags)
 
 
-def _cut(ev: np.ndarray) -> int:
+def _cat(a: Any, b: Any) -> Any:
+    """Two consecutive pieces of events (row tables or ``Columns``) as one."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.concatenate((a, b))
+    from trace_parsers.columns import Columns, concat
+
+    return concat([x if isinstance(x, Columns) else Columns.from_records(x) for x in (a, b)])
+
+
+def _cut(ev: Any) -> int:
     """Index where the run of rows sharing the last ``ts`` starts."""
-    if not ev.size:
+    if not len(ev):
         return 0
     ts = ev["ts"]
     return int(np.searchsorted(ts, ts[-1], side="left"))

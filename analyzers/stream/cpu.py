@@ -146,7 +146,7 @@ class CpuLoadStream:
         self.multi = False
 
     def feed(self, trace: Trace) -> None:
-        ev = trace.events
+        ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev) or is_logic(trace):
             return
         if self.t0 is None:

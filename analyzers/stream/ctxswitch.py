@@ -19,6 +19,7 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
+from ..metrics.spill import Parts
 from .metrics import (
     TRACEX_USER_BASE,
     ContextSwitchSummary,
@@ -35,7 +36,6 @@ from .metrics import (
     with_next,
 )
 from .metrics import cs_metrics as M
-from .parts import Parts
 from .sched import NONE, CausedSwitchIn
 from .sites import SiteAccumulator
 
@@ -73,7 +73,7 @@ class ContextSwitchStream:
         self.task_rows = 0
 
     def feed(self, trace: Trace) -> None:
-        ev = trace.events
+        ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev):
             return
         kind, ts = ev["kind"], ev["ts"].astype(np.int64)

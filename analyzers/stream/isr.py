@@ -18,6 +18,7 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind, Trace
 
+from ..metrics.spill import Parts
 from .metrics import (
     BY_LOSS,
     CLOSED_REASONS,
@@ -30,7 +31,7 @@ from .metrics import (
     isr_rows,
     log_closed,
 )
-from .parts import Parts, SortedLookup, append_before
+from .parts import SortedLookup, append_before
 
 K = EventKind
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind
 
+from ..metrics.spill import Parts
 from .metrics import (
     DropLog,
     GapDrops,
@@ -32,7 +33,7 @@ from .metrics import (
     site_interval_batches,
 )
 from .metrics import isr_metrics as M
-from .parts import Parts, SortedLookup
+from .parts import SortedLookup
 from .sched import NONE, CausedSwitchIn
 
 K = EventKind

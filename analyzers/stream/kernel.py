@@ -22,6 +22,7 @@ import numpy as np
 
 from trace_parsers.model import EventKind, Trace
 
+from ..metrics.spill import Parts
 from .cpu import ChunkTimeline, _Core
 from .isr import IsrStream
 from .metrics import (
@@ -31,20 +32,31 @@ from .metrics import (
     Result,
     Series,
     TableParts,
+    _one_per_metric,
     is_idle_name,
     is_logic,
+    join_series,
     make_table,
     state_events,
     tracex_scalars,
 )
-from .parts import Parts, append_before
+from .parts import append_before
 from .tasks import TaskState
 
 K = EventKind
 
 
-class ChunkedUnsupported(Exception):
-    """The chunked path cannot give the whole-trace result exactly for this recording."""
+class _Joined:
+    """Collects the series of tasks sharing a name (``TaskState.add_series`` hands each over in
+    batches), to be joined per metric."""
+
+    def __init__(self) -> None:
+        self.series: list[Series] = []
+
+    def add_batches(self, batches: Iterable[Series]) -> None:
+        got = [b for b in batches if len(b)]
+        if got:
+            self.series.append(join_series(got))
 
 
 class KernelStream:
@@ -66,7 +78,7 @@ class KernelStream:
 
     # -- per chunk --------------------------------------------------------------------------------
     def feed(self, trace: Trace) -> None:
-        ev = trace.events
+        ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev) or is_logic(trace):
             return
         ts = ev["ts"].astype(np.int64)
@@ -163,8 +175,9 @@ class KernelStream:
     # -- at the end -------------------------------------------------------------------------------
     def finish(self, last: Trace, gaps: list[tuple[int, int]], load: list[Series] | None = None) -> Result:
         """The whole trace's ``kernel_metrics`` (``last`` = the last chunk: final tables and
-        meta; ``load`` = :meth:`load_pass`'s series). Raises :class:`ChunkedUnsupported` when two
-        tasks that ran share a name (the in-memory metrics pool their running time by name)."""
+        meta; ``load`` = :meth:`load_pass`'s series). Tasks that share a name (two instances of one
+        task function) are measured each on its own running time, and their series joined under
+        the one name, instances in time order."""
         source = "logic" if is_logic(last) else "trace"
         if source == "logic" or self.t0 is None or not self.switched_in:
             return Result(make_table([], source), KernelSummary(source=source))
@@ -174,15 +187,18 @@ class KernelStream:
         idle = {c for c, n in names.items() if is_idle_name(n)}
         run = sorted(self.switched_in - idle)
         label = {c: f"task.{names.get(c, f'task#{c}')}" for c in self.switched_in - idle}
-        if len(set(label.values())) < len(label):
-            raise ChunkedUnsupported("tasks share a name: their running time is pooled by name")
+        shared = {lb for lb in label.values() if list(label.values()).count(lb) > 1}
         drop_log = DropLog()
         parts = TableParts(source)  # each group's arrays go once its table part is made
+        joined: dict[str, _Joined] = {}
         for cid in run:
             st = self.tasks.pop(cid, None)
             if st is not None:
-                st.add_series(label[cid], gaps, drop_log, parts)
-        parts.add(load or [])
+                into = joined.setdefault(label[cid], _Joined()) if label[cid] in shared else parts
+                st.add_series(label[cid], gaps, drop_log, into)  # type: ignore[arg-type]
+        for j in joined.values():
+            parts.add(_one_per_metric(j.series))
+        parts.add(_one_per_metric(load or []))  # a task on several cores: one load series
         scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts)
         parts.add_batches(self._switch_time(gaps, drop_log))
         scalars.update(self._switch_counts(last))
@@ -232,7 +248,7 @@ class KernelStream:
         at: dict[int, dict[str, np.ndarray]] = {}  # core -> label -> running time at each edge
         done = 0
         for ch in chunks:
-            ev = ch.events
+            ev = ch.held()
             if not len(ev):
                 continue
             if again.t0 is None:
@@ -283,4 +299,4 @@ def _load_series(at: dict[int, dict[str, np.ndarray]], edges: np.ndarray, w: int
     return out
 
 
-__all__ = ["KernelStream", "ChunkedUnsupported"]
+__all__ = ["KernelStream"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from analyzers import user_config as user_metrics
 from analyzers.metrics import context_switch as cs_metrics
 from analyzers.metrics import isr_latency as isr_metrics
@@ -13,6 +15,7 @@ from analyzers.metrics.base import (
     Result,
     Series,
     TableParts,
+    join_series,
     make_table,
     pair_next,
     site_interval_batches,
@@ -40,6 +43,7 @@ from analyzers.metrics.kernel import (
     CoreTimeline,
     Instances,
     KernelSummary,
+    _one_per_metric,
     _without_gaps,
     instance_series,
     kernel_metrics,
@@ -74,6 +78,11 @@ from analyzers.sites import (
 )
 
 
+def as_rows(events: Any) -> np.ndarray:
+    """A few kept events as a row table (a chunk holds rows or columns: ``Trace.held()``)."""
+    return events if isinstance(events, np.ndarray) else events.to_records()
+
+
 def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
     """Inside ``reuse_site_events()``: have ``site_events(trace, sites)`` answer ``se`` (the
     occurrences found in chunks) instead of searching ``trace``'s events."""
@@ -96,9 +105,10 @@ __all__ = [
     "is_loss",
     "is_reset",
     "isr_walk", "isr_entries", "isr_rows", "BY_LOSS", "BY_SWITCH_IN", "CLOSED_REASONS", "OPEN", "log_closed",
-    "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_without_gaps", "kernel_metrics",
+    "DEFAULT_WINDOWS", "CoreTimeline", "KernelSummary", "_without_gaps", "_one_per_metric", "join_series",
+    "kernel_metrics",
     "tracex_scalars", "_BOOKKEEPING", "DropLog", "GapDrops", "drop_gap_instances", "overflow_gaps",
     "TRACEX_USER_BASE",
     "SiteEvents", "instance_series", "INSTANCE_SERIES", "PAIR_SERIES", "Instances",
-    "_norm", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
+    "_norm", "as_rows", "is_logic", "site_events", "tick_ns", "reuse_site_events", "seed_site_events",
 ]

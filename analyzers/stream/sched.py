@@ -18,8 +18,9 @@ import numpy as np
 
 from trace_parsers.model import CtxType, EventKind
 
+from ..metrics.spill import Parts
 from .metrics import _BOOKKEEPING
-from .parts import Parts, SortedLookup, append_before
+from .parts import SortedLookup, append_before
 
 K = EventKind
 NONE = -(2**62)  #: no caused switch-in

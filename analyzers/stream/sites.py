@@ -21,8 +21,8 @@ import numpy as np
 from analyzers.site_arrays import Appender, ScratchFolder, SiteArrays
 from trace_parsers.model import VALUE_NULL, EventKind, Trace
 
+from ..metrics.spill import Parts
 from .metrics import TRACEX_USER_BASE, SiteEvents, _norm, is_logic, tick_ns
-from .parts import Parts
 
 #: a site table applied to a batch of candidate rows: ``(key, kind)`` -> site name -> row mask
 Choose = Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
@@ -39,7 +39,7 @@ class GapTracker:
         self.last_ts: int | None = None
 
     def feed(self, trace: Trace) -> None:
-        ev = trace.events
+        ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev):
             return
         ts = ev["ts"]
@@ -66,7 +66,7 @@ class SiteAccumulator:
         self.value = Parts(dtype=np.int64)
 
     def feed(self, trace: Trace) -> None:
-        ev = trace.events
+        ev = trace.held()  # rows or columns, whichever the chunk holds
         kind = ev["kind"]
         if is_logic(trace):
             rows = np.flatnonzero((kind == EventKind.EDGE_RISE) | (kind == EventKind.EDGE_FALL))

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..metrics.spill import Parts
 from .metrics import INSTANCE_SERIES, PAIR_SERIES, GapDrops, Instances, Series, TableParts
-from .parts import Parts
 
 _NONE = -(2**62)
 #: per-instance columns: start, end, from_ready, first switch-in, its core, switch-ins, running time

@@ -18,7 +18,7 @@ import numpy as np
 from analyzers._uart import decode_edge_blocks
 from trace_parsers.model import EventKind, Trace, empty_events
 
-from .metrics import is_logic, workload_metrics
+from .metrics import as_rows, is_logic, workload_metrics
 from .sites import SiteAccumulator
 
 
@@ -28,8 +28,8 @@ class WorkloadStream:
 
     def feed(self, trace: Trace) -> None:
         if not is_logic(trace):
-            ev = trace.events
-            self.logs.append(ev.take(np.flatnonzero(ev["kind"] == EventKind.LOG)))
+            ev = trace.held()  # rows or columns, whichever the chunk holds
+            self.logs.append(as_rows(ev.take(np.flatnonzero(ev["kind"] == EventKind.LOG))))
 
     def events(self, last: Trace) -> np.ndarray:
         """The rows the in-memory analyzer reads besides the sites, in recording order."""

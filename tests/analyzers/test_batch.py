@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from analyzers import _synth as S
-from analyzers.batch import analyze_dirs, discover, load_campaign
-from analyzers.campaign import decode, scheduler
+from analyzers.campaign import analyze_dirs, decode, load_campaign, scheduler
+from analyzers.campaign.discover import discover
 from analyzers.cli import main
 
 from ._campaign import make_campaign
@@ -254,7 +254,7 @@ def test_pool_decodes_every_recording_before_its_capture_is_analyzed(
 def test_decoded_events_are_reused_only_while_the_recording_is_unchanged(
     real_captures, tmp_path, monkeypatch
 ):
-    import analyzers.batch as B
+    import analyzers.campaign as B
 
     folder = real_captures / _REAL[0]
     out = tmp_path / "out"
@@ -309,7 +309,7 @@ def test_a_recording_that_fails_to_decode_fails_its_capture_in_the_pool(
 def test_graph_runner_respects_dependencies_slots_and_priorities():
     from concurrent.futures import Future
 
-    from analyzers.batch import _run_graph
+    from analyzers.campaign.scheduler import _run_graph
 
     log: list[str] = []
     inflight_max = [0]
@@ -352,7 +352,7 @@ def test_local_dask_cluster_runs_the_task_graph(real_captures, tmp_path, monkeyp
 
 
 def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
-    from analyzers.batch import _plan_tasks
+    from analyzers.campaign.scheduler import _plan_tasks
     from analyzers.options import AnalysisOptions
 
     big, small = tmp_path / "big", tmp_path / "small"
@@ -361,7 +361,8 @@ def test_only_a_capture_too_big_to_balance_is_split(tmp_path):
         (d / "run.json").write_text(json.dumps({"trace": {"file": "t.SVDat"}, "logic": [{"file": "l.sr"}]}))
         (d / "t.SVDat").write_bytes(b"x" * n)
         (d / "l.sr").write_bytes(b"x" * n)
-    tasks = _plan_tasks([("big", big), ("small", small)], tmp_path / "out", False, AnalysisOptions(), workers=2)
+    jobs = [("big", big), ("small", small)]
+    tasks = _plan_tasks(jobs, tmp_path / "out", False, AnalysisOptions(), workers=2)
     keys = [t["key"] for t in tasks]
     assert keys == ["decode:big:trace", "decode:big:logic-ideal", "analyze:big", "analyze:small"]
     analysis = {t["key"]: t for t in tasks}
@@ -383,7 +384,7 @@ def _exit_on_bad(x: str) -> str:
 def test_a_task_that_kills_its_worker_fails_alone_and_the_rest_complete():
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from analyzers.batch import _ProcessPool, _run_graph
+    from analyzers.campaign.scheduler import _ProcessPool, _run_graph
 
     tasks = [
         {"key": k, "deps": [], "priority": p, "args": (k,)}

@@ -206,7 +206,7 @@ def test_differences_sees_a_changed_value(whole: dict[str, Any]) -> None:
 
 
 def _reference_captures() -> list[Any]:
-    from analyzers.batch import discover
+    from analyzers.campaign.discover import discover
 
     if not CAPTURES.is_dir():
         return [pytest.param(None, None, marks=pytest.mark.skip(reason="no captures/"))]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from analyzers import _synth as S
-from analyzers._align import align
 from analyzers.crossval import Calibration, cross_validate
+from analyzers.crossval.align import align
 from analyzers.sites import DEFAULT_SITES, logic_site_events, trace_site_events
 from trace_parsers.errors import AnalysisError
 

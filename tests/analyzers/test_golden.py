@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.batch import analyze_capture, discover
+from analyzers.campaign import analyze_capture
+from analyzers.campaign.discover import discover
 
 from ..conftest import IN_CI
 

@@ -16,8 +16,8 @@ import pytest
 
 from analyzers.metrics.cpu_load import cpu_load
 from analyzers.metrics.kernel import kernel_metrics
+from analyzers.run import analyze_chunks
 from analyzers.sites import load_sites
-from analyzers.stream.run import analyze_chunks
 from tests.trace_parsers.systemview._encoder import Encoder
 from trace_parsers import read_systemview
 from trace_parsers.chunked import slice_trace

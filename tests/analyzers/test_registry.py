@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers.batch import analyze_dirs, load_campaign
+from analyzers.campaign import analyze_dirs, load_campaign
 from analyzers.metrics.registry import METRICS, cross_validated, lookup
 
 from ._campaign import make_campaign

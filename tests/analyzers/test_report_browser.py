@@ -12,7 +12,7 @@ import zlib
 
 import pytest
 
-from analyzers.batch import analyze_dirs
+from analyzers.campaign import analyze_dirs
 from analyzers.cli import main
 
 from ..conftest import IN_CI

@@ -13,8 +13,8 @@ import pytest
 
 from analyzers import site_arrays
 from analyzers.metrics import spill
+from analyzers.run import analyze_chunks
 from analyzers.sites import load_sites, reuse_site_events, site_events
-from analyzers.stream.run import analyze_chunks
 from tests.analyzers.test_stream_analysis import Q
 from trace_parsers import open_trace
 from trace_parsers.chunked import slice_trace

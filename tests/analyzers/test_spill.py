@@ -13,8 +13,8 @@ from analyzers.campaign import capture as cap
 from analyzers.campaign.instances import site_based_rows
 from analyzers.metrics import spill
 from analyzers.metrics.base import Series, make_table
+from analyzers.metrics.spill import Parts
 from analyzers.run import _stacked
-from analyzers.stream.parts import Parts
 from tests.analyzers.test_chunked_analyze import CORPUS_FILES, differences, outputs
 from tests.conftest import corpus_dir
 

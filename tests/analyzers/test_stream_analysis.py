@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from analyzers.run import STREAMED, analyze_chunks
 from analyzers.sites import load_sites, reuse_site_events, site_events
 from analyzers.stream import cpu as scpu
 from analyzers.stream import tasks as stasks
 from analyzers.stream.align import ts_aligned
-from analyzers.stream.run import NOT_STREAMED, STREAMED, analyze_chunks
 from tests.conftest import CAPTURES, corpus_dir
 from trace_parsers import open_trace
 from trace_parsers.chunked import slice_trace
@@ -100,7 +100,7 @@ def test_nothing_listed_twice() -> None:
     from analyzers.run import ANALYZERS
 
     short = {m.rsplit(".", 1)[1] for m in ANALYZERS}
-    assert set(STREAMED) | set(NOT_STREAMED) == short and not set(STREAMED) & set(NOT_STREAMED)
+    assert set(STREAMED) == short and len(STREAMED) == len(short)
 
 
 def _kernel_trace() -> Trace:
@@ -285,12 +285,33 @@ def test_user_intervals_across_borders(monkeypatch: pytest.MonkeyPatch) -> None:
         assert_same_analysis(trace, 1, USER)
 
 
-def test_user_task_selectors_are_refused() -> None:
-    from analyzers.stream.kernel import ChunkedUnsupported
+def test_user_task_selectors_over_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Task and ISR selectors (the chunked path refused them): the scheduling rows they read are
+    kept, so any chunking gives the whole trace's intervals; without them it would not."""
+    from analyzers.stream import user as suser
+    from trace_parsers.model import Isr, Task
 
-    opts = {"_user_config": {"interval": [{"name": "t", "start": "task:a:in", "end": "mark:8"}]}}
-    with pytest.raises(ChunkedUnsupported, match="task/ISR"):
-        analyze_chunks(lambda: slice_trace(_user_trace(), 5), load_sites(), opts)
+    K = EventKind
+    rows = [(0, K.TASK_SWITCH_IN, 1, 0), (1, K.MARK, 0, 8), (2, K.IDLE, 0, 0), (3, K.TASK_SWITCH_IN, 1, 0),
+            (4, K.ISR_ENTER, 5, 0), (5, K.ISR_EXIT, 0, 0), (6, K.MARK, 0, 8), (7, K.IDLE, 0, 0),
+            (8, K.OVERFLOW, 0, 0), (9, K.TASK_SWITCH_IN, 1, 0), (10, K.ISR_ENTER, 5, 0),
+            (11, K.ISR_EXIT, 0, 0),
+            (12, K.MARK, 0, 8), (13, K.IDLE, 0, 0), (14, K.MARK, 0, 8)]
+    ev = empty_events(len(rows))
+    for col, values in zip(("ts", "kind", "ctx_id", "marker"), zip(*rows)):
+        ev[col] = values
+    ev["ts_raw"] = ev["ts"]
+    trace = Trace(ev, TraceMeta("x", tick_hz=1_000_000_000), tasks=[Task(1, "a")], isrs=[Isr(5, "tick")])
+    opts = {"_user_config": {"interval": [{"name": "t", "start": "task:a:in", "end": "mark:8"},
+                                          {"name": "o", "start": "task:a:out", "end": "mark:8"},
+                                          {"name": "i", "start": "isr:tick:exit", "end": "mark:8"}]}}
+    ref = in_memory(trace, load_sites(), opts)["user_config"]
+    assert ref.table.num_rows >= 4
+    for size in (1, 3, 5, 100):
+        assert_same_analysis(trace, size, opts)
+    monkeypatch.setattr(suser, "_SCHED_KINDS", ())
+    with pytest.raises(AssertionError):
+        assert_same_analysis(trace, 5, opts)
 
 
 def _tie_trace() -> Trace:
@@ -317,7 +338,7 @@ def test_ties_across_a_border(monkeypatch: pytest.MonkeyPatch) -> None:
     chunks = [set(c.events["ts"].tolist()) for c in ts_aligned(slice_trace(trace, 2))]
     assert all(not (a & b) for i, a in enumerate(chunks) for b in chunks[i + 1:])
     assert sum(len(c) for c in chunks) == 5
-    monkeypatch.setattr("analyzers.stream.run.ts_aligned", lambda chunks: chunks)
+    monkeypatch.setattr("analyzers.run.ts_aligned", lambda chunks: chunks)
     with pytest.raises(AssertionError):
         assert_same_analysis(trace, 2)
 
@@ -331,17 +352,25 @@ def test_docstring_example() -> None:
     assert res.attempted > 0 and res.failed == 0
 
 
-def test_tasks_sharing_a_name_are_refused() -> None:
-    """In memory, two tasks of one name pool their running time; the chunked path (by task id)
-    says it cannot give that result rather than give another one."""
-    from analyzers.stream.kernel import ChunkedUnsupported
+def test_tasks_sharing_a_name_are_measured_each_and_joined() -> None:
+    """Two tasks of one name (the chunked path refused them; in memory their running time was
+    pooled): each instance is measured on its own task's running time, and the series of both
+    are joined under the name, in time order: the series of the same trace with distinct names."""
     from trace_parsers.model import Task
 
     tr = _kernel_trace()
     same = Trace(tr.events, tr.meta, tasks=[Task(1, "a"), Task(2, "a")], isrs=tr.isrs)
-    with pytest.raises(ChunkedUnsupported, match="share a name"):
-        analyze_chunks(lambda: slice_trace(same, 5), load_sites())
-    analyze_chunks(lambda: slice_trace(tr, 5), load_sites())  # distinct names: accepted
+    apart = Trace(tr.events, tr.meta, tasks=[Task(1, "a"), Task(2, "b")], isrs=tr.isrs)
+    sep = analyze_chunks(lambda: [apart], load_sites()).results["kernel"].table.to_pandas()
+    for size in (1, 5, 1000):
+        got = analyze_chunks(lambda s=size: slice_trace(same, s), load_sites()).results["kernel"]
+        tab = got.table.to_pandas()
+        for suffix in ("exec_time", "response_time", "preemptions"):
+            want = sep[sep["metric"].isin([f"task.a.{suffix}", f"task.b.{suffix}"])]
+            want = sorted(zip(want["start_ts"], want["end_ts"], want["value"]))
+            mine = tab[tab["metric"] == f"task.a.{suffix}"]
+            assert sorted(zip(mine["start_ts"], mine["end_ts"], mine["value"])) == want, (size, suffix)
+            assert got.summary.stats[f"task.a.{suffix}"].n == len(want) > 0
 
 
 @pytest.mark.parametrize("folder,name", [RECORDINGS[1], RECORDINGS[4]])
@@ -375,8 +404,7 @@ def test_run_analyzers_chunked_equals_run_analyzers(name: str) -> None:
     import json
 
     from analyzers.campaign.decode import _open
-    from analyzers.run import run_analyzers
-    from analyzers.stream.run import run_analyzers_chunked
+    from analyzers.run import run_analyzers, run_analyzers_chunked
 
     path = Q / name
     run = json.loads((path.parent / "run.json").read_text())

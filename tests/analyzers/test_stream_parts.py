@@ -15,10 +15,10 @@ from pytest import MonkeyPatch
 
 from analyzers import site_arrays
 from analyzers.metrics import spill
+from analyzers.metrics.spill import Parts
+from analyzers.run import STREAMED, analyze_chunks
 from analyzers.sites import load_sites
 from analyzers.stream import parts as sparts
-from analyzers.stream.parts import Parts
-from analyzers.stream.run import STREAMED, analyze_chunks
 from tests.analyzers.test_stream_analysis import RECORDINGS, _kernel_trace, _path, _same, in_memory
 from trace_parsers import open_trace
 from trace_parsers.chunked import slice_trace
@@ -202,6 +202,7 @@ def test_series_made_in_small_batches(tmp_path: Path, monkeypatch: pytest.Monkey
     entries on disk: with batches of 7 entries (borders everywhere) the result is still the
     in-memory one (the site intervals too: read in blocks of 7 occurrences)."""
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(spill, "BATCH", 7)
     monkeypatch.setattr(site_arrays, "BLOCK", 7)
     assert_same_on_disk(open_trace(_path(folder, name), on_corrupt="skip"), 1000, tmp_path)
 
@@ -209,6 +210,7 @@ def test_series_made_in_small_batches(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_batches_numbered_from_zero_each_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch's instances numbered from 0 again (not on from the batches before it) fails."""
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(spill, "BATCH", 7)
     real = spill._series_tables
     monkeypatch.setattr(spill, "_series_tables", lambda *a, first=0, **k: real(*a, **k))
     folder, name = RECORDINGS[0]
@@ -224,6 +226,7 @@ def test_instance_pairs_across_batch_borders_are_caught(tmp_path: Path, monkeypa
     from analyzers.stream import tasks as stasks
 
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(spill, "BATCH", 7)
     real = stasks.TaskState._pieces
     monkeypatch.setattr(stasks.TaskState, "_pieces",
                         lambda self, metric, unit, make, pairs, *a: real(self, metric, unit, make, False, *a))
@@ -289,6 +292,7 @@ def _yields_and_two_cores() -> Any:
 @pytest.mark.parametrize("size", [1, 2, 3, 100])
 def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: MonkeyPatch, size: int) -> None:
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(spill, "BATCH", 7)
     monkeypatch.setattr(site_arrays, "BLOCK", 3)
     assert_same_on_disk(_yields_and_two_cores(), size, tmp_path)
 
@@ -303,6 +307,7 @@ def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkey
             yield (yts, e), np.append(yts[1:], np.iinfo(np.int64).max)
 
     monkeypatch.setattr(sparts, "BATCH", 7)
+    monkeypatch.setattr(spill, "BATCH", 7)
     monkeypatch.setattr(ctxswitch, "with_next", inside)
     with pytest.raises(AssertionError):
         assert_same_on_disk(_yields_and_two_cores(), 100, tmp_path)

@@ -7,7 +7,7 @@ import pytest
 
 from analyzers import _synth as S
 from analyzers._io import save_trace
-from analyzers.batch import analyze_dirs, load_campaign
+from analyzers.campaign import analyze_dirs, load_campaign
 from analyzers.sites import Site
 from analyzers.user_config import check_selector, parse_config, trace_occurrences, user_intervals
 from trace_parsers.errors import AnalysisError

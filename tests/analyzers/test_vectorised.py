@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from analyzers._align import Alignment, _pair_nearest
 from analyzers._uart import decode_edge_blocks, decode_edges
 from analyzers.crossval import _match_pairs
+from analyzers.crossval.align import Alignment, _pair_nearest
 from analyzers.metrics.base import Series, make_table
 from analyzers.metrics.cpu_load import IDLE_NAMES, cpu_load
 from analyzers.sites import DEFAULT_SITES, reuse_site_events, site_events
