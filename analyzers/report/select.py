@@ -146,9 +146,13 @@ def _pick_source(rows: Any) -> tuple[str, str]:
 
 
 def _headline_metric(app: str, rows: Any) -> str:
+    """The test's metric for the first screen: :data:`HEADLINE`'s, else the measured one (some
+    instance) that most RTOSes have, by name among equals."""
     pref = HEADLINE.get(app)
     if pref is not None and (rows["metric"] == pref).any():
         return pref
+    if "n" in rows.columns and (rows["n"].fillna(0) > 0).any():
+        rows = rows[rows["n"].fillna(0) > 0]  # a metric listed with no instance says nothing
     cover = rows.groupby("metric")["rtos"].nunique()
     return str(sorted(cover.items(), key=lambda kv: (-kv[1], kv[0]))[0][0])
 

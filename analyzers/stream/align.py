@@ -31,13 +31,24 @@ def _with_events(c: Trace, events: np.ndarray, diagnostics: list) -> Trace:
 def ts_aligned(chunks: Iterable[Trace]) -> Iterator[Trace]:
     """The same events, re-cut so no two chunks share a timestamp. Each chunk carries the side
     tables of the latest source chunk read and the diagnostics not given yet; the last chunk
-    (possibly empty) has the source's final tables."""
-    carry: np.ndarray | None = None
+    (possibly empty) has the source's final tables. The rows sharing a chunk's last timestamp are
+    held back and given, with the next chunk's rows of that timestamp, as a small chunk of their
+    own: a chunk is passed on as a view, never copied behind them."""
+    carry: Any = None
     diags: list = []
     last: Trace | None = None
     for c in chunks:
-        ev = c.held() if carry is None or not len(carry) else _cat(carry, c.held())
+        ev = c.held()
         diags += list(c.diagnostics)
+        if carry is not None and len(carry):
+            k = int(np.searchsorted(ev["ts"], carry["ts"][-1], side="right")) if len(ev) else 0
+            carry = _cat(carry, ev[:k]) if k else carry  # the whole group of that timestamp
+            ev = ev[k:]
+            if not len(ev):  # the group goes on in the next chunk
+                last = c
+                continue
+            yield _with_events(c, carry, diags)
+            diags = []
         cut = _cut(ev)
         if cut:
             yield _with_events(c, ev[:cut], diags)

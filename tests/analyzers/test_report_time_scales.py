@@ -125,3 +125,16 @@ def test_switch_time_against_number_of_tasks_per_time_scale(tmp_path):
     tips = set(re.findall(r"data-tip='(\w+), tasks (\d+): ([\d,.]+) ns'", nt))
     assert ("freertos", "5", "429") in tips and ("freertos", "5", "3,368") in tips
     assert ("zephyr", "2", "760") in tips and not any(t[0] == "zephyr" and t[2] == "3,368" for t in tips)
+
+
+def test_the_headline_metric_is_one_with_instances() -> None:
+    """A test without a preferred metric is shown by one that has instances (Thread-Metric's
+    memory test listed tm.isr.interval with none and showed "no instances")."""
+    import pandas as pd
+
+    from analyzers.report.select import _headline_metric
+
+    rows = pd.DataFrame({"metric": ["tm.isr.interval", "tm.isr.interval", "tm.period", "tm.period"],
+                         "rtos": ["threadx", "zephyr", "threadx", "zephyr"], "n": [0, 0, 12, 12]})
+    assert _headline_metric("tm_memory", rows) == "tm.period"
+    assert _headline_metric("tm_memory", rows.assign(n=0)) == "tm.isr.interval"  # nothing measured
