@@ -23,8 +23,9 @@ them (docs/your-firmware.md, "Kernel metrics"):
   ``isr.<name>.to_task`` — ISR entry to the first switch-in of a task the ISR readied
   (``TASK_READY`` recorded inside it), with or without ``ISR_TO_SCHED``;
   ``isr.<name>.rate`` (per s), ``isr.<name>.nested`` (entries while another ISR ran) scalars;
-- ``ctx_switch.count`` — switches to a *different* context (task or idle; the recording's first
-  switch-in counts), per core ``ctx_switch.count.core<N>`` on multi-core traces;
+- ``ctx_switch.count`` — switches from a *known* context to a different one (task or idle): the
+  recording's first switch-in and the first after a data loss only establish the running context
+  (``kstate.count_switches``), per core ``ctx_switch.count.core<N>`` on multi-core traces;
   ``ctx_switch.switch_time`` — ``TASK_SWITCH_OUT`` to the next switch-in on its core, where the
   trace records switch-outs;
 - TraceX's own statistics (``tracex.context_switches``, ``tracex.thread_preemptions``, ...) as
@@ -48,7 +49,16 @@ from trace_parsers.model import CtxType, EventKind, Trace
 from ..sites import Site, is_logic
 from .base import Result, Series, Summary, make_table, summary_fields
 from .cpu_load import core_state, is_idle_name
-from .kstate import BY_LOSS, BY_SWITCH_IN, CLOSED_REASONS, OPEN, isr_entries, isr_rows
+from .kstate import (
+    BY_LOSS,
+    BY_SWITCH_IN,
+    CLOSED_REASONS,
+    OPEN,
+    count_switches,
+    is_loss,
+    isr_entries,
+    isr_rows,
+)
 from .stats import DropLog, drop_gap_instances, overflow_gaps
 
 #: windows of the per-task load over time when CT_LOAD_WINDOW_NS is not given
@@ -359,17 +369,14 @@ def _isr_to_task(
 
 
 def _switch_counts(trace: Trace, tls: list[CoreTimeline]) -> dict[str, tuple[float, str]]:
-    """Switches to a different task (idle counts as a context), per core and in total."""
+    """Switches from a known context to a different one (idle counts as a context), per core and
+    in total (:func:`.kstate.count_switches`)."""
     ev = trace.columns
     out: dict[str, tuple[float, str]] = {}
     total = 0
     for tl in tls:
-        sub = ev if len(tls) == 1 else ev[ev["core"] == tl.core]
-        k = sub["kind"]
-        rows = np.flatnonzero((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.IDLE))
-        who = np.where(k[rows] == EventKind.IDLE, -2, sub["ctx_id"][rows].astype(np.int64))
-        # the first switch-in counts (from whatever ran before the recording, or initialisation)
-        n = int(np.count_nonzero(who[1:] != who[:-1])) + int(who.size > 0)
+        rows = np.flatnonzero((ev["core"] == tl.core) | is_loss(ev["kind"])) if len(tls) > 1 else slice(None)
+        n, _ = count_switches(np.asarray(ev["kind"])[rows], np.asarray(ev["ctx_id"])[rows])
         total += n
         if trace.meta.cores > 1:
             out[f"ctx_switch.count.core{tl.core}"] = (float(n), "count")

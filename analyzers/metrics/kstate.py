@@ -185,3 +185,32 @@ def isr_entries(kind: np.ndarray) -> IsrEntries:
     end[shut] = np.where(kind[closer[shut]] == K.TASK_SWITCH_IN, BY_SWITCH_IN, BY_LOSS)
     final = int(w.depth[-1]) if kind.size else 0
     return IsrEntries(a, w.depth[a], end, closer, final)
+
+
+#: ``count_switches``' mark of an unknown running context (before the first switch-in, after a loss)
+UNKNOWN = -3
+
+
+def count_switches(kind: np.ndarray, ctx_id: np.ndarray, prev: int | None = None) -> tuple[int, int | None]:
+    """Context switches in one core's events (a core's switch-ins and idles, every core's losses):
+    a switch-in or idle whose context differs from a *known* running one (idle is a context).
+    The first switch-in of the recording and the first after a data loss only establish the
+    state. ``prev``: the context running before these events (None: unknown). Returns the count
+    and the context running after them.
+
+    >>> from trace_parsers.model import EventKind as K
+    >>> k = np.array([K.TASK_SWITCH_IN, K.TASK_SWITCH_IN, K.IDLE, K.OVERFLOW, K.TASK_SWITCH_IN,
+    ...               K.TASK_SWITCH_IN])
+    >>> count_switches(k, np.array([1, 2, -1, -1, 1, 1]))
+    (2, 1)
+    """
+    kind = np.asarray(kind)
+    sel = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | _LOSS[kind]
+    k = kind[sel]
+    who = np.where(k == K.IDLE, -2, np.where(_LOSS[k], UNKNOWN, np.asarray(ctx_id)[sel].astype(np.int64)))
+    if not who.size:
+        return 0, prev
+    before = np.concatenate(([UNKNOWN if prev is None else prev], who[:-1]))
+    n = int(np.count_nonzero((before != UNKNOWN) & (who != UNKNOWN) & (who != before)))
+    last = int(who[-1])
+    return n, None if last == UNKNOWN else last

@@ -119,7 +119,8 @@ METRICS: tuple[MetricDef, ...] = (
     _m("isr.<isr>.rate", "per_s", (TRACE,), False, "kernel", _KER, "entries per second (per tick)"),
     _m("isr.<isr>.nested", "count", (TRACE,), False, "kernel", _KER, "entries while another ISR ran"),
     _m("ctx_switch.count.core<core>", "count", (TRACE,), False, "kernel", _KER, "switches on one core"),
-    _m("ctx_switch.count", "count", (TRACE,), False, "kernel", _KER, "switches to a different context"),
+    _m("ctx_switch.count", "count", (TRACE,), False, "kernel", _KER,
+       "switches from a known context to a different one (not the first, nor the first after a loss)"),
     _m("ctx_switch.switch_time", "ns", (TRACE,), False, "kernel", _KER, "switch-out to next switch-in"),
     _m("tracex.<name>", "count", (TRACE,), False, "kernel", _KER, "TraceX's own Performance Statistics"),
     # -- user intervals (capture configuration) ---------------------------------------------------

@@ -33,8 +33,10 @@ from .metrics import (
     Series,
     TableParts,
     _one_per_metric,
+    count_switches,
     is_idle_name,
     is_logic,
+    is_loss,
     join_series,
     make_table,
     state_events,
@@ -131,17 +133,12 @@ class KernelStream:
         """Switch counts (per core of the timelines) and switch-out to next switch-in times."""
         nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
         cores = ev["core"]
-        for c in (np.unique(cores).tolist() if self.multi else [0]):
-            on = nxt_mask if not self.multi else nxt_mask & (cores == c)
-            rows = np.flatnonzero(on)
-            who = np.where(kind[rows] == K.IDLE, -2, ev["ctx_id"][rows].astype(np.int64))
+        loss = is_loss(kind)
+        for c in (sorted(set(np.unique(cores).tolist()) | set(self.sw_count)) if self.multi else [0]):
+            rows = np.flatnonzero((nxt_mask & (cores == c)) | loss) if self.multi else slice(None)
             state = self.sw_count.setdefault(c, [0, None])
-            if who.size:
-                was = state[1]
-                n = int(np.count_nonzero(who[1:] != who[:-1]))
-                n += int(was is None or was != int(who[0]))
-                state[0] += n
-                state[1] = int(who[-1])
+            n, state[1] = count_switches(kind[rows], ev["ctx_id"][rows], state[1])
+            state[0] += n
         out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
         found: list[np.ndarray] = []
         for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):

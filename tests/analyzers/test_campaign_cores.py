@@ -75,7 +75,7 @@ def test_esp32_pair_numbers(analyzed: dict) -> None:
     sw = kernel_metrics(trace).summary.scalars
     counts = [rows.loc[("ctx_switch.count", c), "mean"] for c in (-1, 0, 1)]
     assert counts == [sw["ctx_switch.count"][0], sw["ctx_switch.count.core0"][0],
-                      sw["ctx_switch.count.core1"][0]] == [1143, 905, 238]
+                      sw["ctx_switch.count.core1"][0]] == [1129, 898, 231]  # = test_kernel_metrics' loop
     assert not any(m.startswith(("cpu.load.core", "ctx_switch.count.core")) for m, _ in rows.index)
 
 
