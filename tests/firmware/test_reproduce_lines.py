@@ -107,6 +107,7 @@ REPRODUCED = [
     "freertos/isr_latency/board",
     "threadx/isr_latency-negctl-delay/ref",
     "zephyr/ctx_switch-n2/ref",  # Zephyr from CT_DEPS_DIR/zephyrproject (firmware/zephyr/zephyr.mk)
+    "zephyr/tm_cooperative/ref",  # Thread-Metric on Zephyr: + the upstream test from CT_DEPS_DIR/threadx
 ]
 VOLATILE = (("qemu", "wall_s"), ("created_utc",))
 
@@ -181,6 +182,30 @@ def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
     assert compare_capture(new, ref) == [], f"{cid}: differs from the committed capture"
 
 
+# The Zephyr Thread-Metric runs are 30 images of ~35 s each: the rebuild check below samples them. The traced
+# kind is rebuilt (and rerun) by the reproduce test above (zephyr/tm_cooperative/ref); these stand for the
+# untraced kinds with the stack guard and with time slicing. The others differ from them only in the test
+# source (thread_metric/, built for every run of the same app) or in an option these cover.
+REBUILT_TM_SAMPLE = ("zephyr/tm_interrupt-mpu-untraced/ref", "zephyr/tm_preemptive-timeslice-untraced/ref")
+
+
+def rebuilt(spec, rid: str) -> bool:
+    """Whether the rebuild check builds this campaign run's image (every one but the sampled kinds)."""
+    if spec.rtos == "zephyr" and spec.app.startswith("tm_"):
+        return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_SAMPLE
+    return True
+
+
+def test_rebuild_sample_names_committed_runs():
+    """Every sampled name is a run of the campaign (a renamed run cannot drop out of the check unseen), and
+    only the Zephyr Thread-Metric runs are sampled."""
+    runs = cap_mod.load_campaign()
+    names = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs}
+    assert set(REBUILT_TM_SAMPLE) <= names
+    skipped = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs if not rebuilt(s, rid)}
+    assert skipped and all(n.startswith("zephyr/tm_") for n in skipped)
+
+
 def _have_zephyr() -> bool:
     """Zephyr sources present (CT_DEPS_DIR/zephyrproject); in CI their absence fails the test."""
     try:
@@ -193,15 +218,17 @@ def _have_zephyr() -> bool:
 @pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 7 s of 1 GS/s capture
 @pytest.mark.slow
 def test_every_committed_capture_image_rebuilds_identically(tmp_path, monkeypatch):
-    """Every run of captures/campaign.toml: the image built from this checkout has the committed
-    elf_sha256 (no QEMU run: catches a capture left stale by a change to the firmware sources)."""
+    """Every run of captures/campaign.toml (the Zephyr Thread-Metric runs sampled: ``rebuilt``): the image
+    built from this checkout has the committed elf_sha256 (no QEMU run: catches a capture left stale by a
+    change to the firmware sources)."""
     for tool in ("make", "cmake", "ninja", "arm-none-eabi-gcc"):
         need_tool(tool)
     for rtos in RTOS_DEPS:
         rtos_sources(rtos)
     with_zephyr = _have_zephyr()
     monkeypatch.setenv("FW_BUILD", str(tmp_path / "fw"))
-    runs = [(spec, rid) for spec, rid in cap_mod.load_campaign() if spec.rtos != "zephyr" or with_zephyr]
+    runs = [(spec, rid) for spec, rid in cap_mod.load_campaign()
+            if (spec.rtos != "zephyr" or with_zephyr) and rebuilt(spec, rid)]
     built = build_images(spec for spec, _ in runs)
     stale = []
     for spec, rid in runs:

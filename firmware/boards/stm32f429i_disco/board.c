@@ -1,11 +1,14 @@
 /* board.c — stm32f429i_disco: HSE 8 MHz -> PLL (M=8, N=360, P=2) = 180 MHz with over-drive and 5 flash
- * wait states, APB1 45 MHz, APB2 90 MHz; DWT CYCCNT timestamps; PG2..PG14 outputs (PG13/PG14 = LEDs =
+ * wait states, APB1 45 MHz, APB2 90 MHz; DWT CYCCNT timestamps; PG0..PG15 outputs (sites, PG13/PG14 = LEDs =
  * status); USART1 on PA9/PA10 (ST-LINK virtual COM port) at 115200; ADC1 channel 5 (PA5) with EOC poll.
  * Trace data leaves through RTT (SystemView over J-Link) or a debugger dump, so the trace sink is absent. */
 #include "ct_board.h"
 #include "ct_sites.h"
 
 #define APB2_HZ 90000000u
+/* GPIOG pins driven as outputs: every site pin of ct_sites.h (PG2..PG12, and the Thread-Metric sites PG15
+ * tm.count, PG0 tm.isr, PG1 tm.report) and the status LEDs PG13/PG14, i.e. all sixteen */
+#define CT_GPIOG_OUTPUTS 0xFFFFu
 #define RCC_CR_HSEON   (1u << 16)
 #define RCC_CR_HSERDY  (1u << 17)
 #define RCC_CR_PLLON   (1u << 24)
@@ -51,9 +54,10 @@ void ct_board_init(void)
     RCC_AHB1ENR |= (1u << 6) | 1u;        /* GPIOG, GPIOA */
     RCC_APB2ENR |= (1u << 4) | (1u << 8); /* USART1, ADC1 */
     (void)RCC_APB2ENR;
-    /* PG2..PG14 outputs, high speed, all low */
-    GPIO_BSRR(GPIOG_BASE) = 0x7FFCu << 16;
-    for (unsigned p = 2; p <= 14; ++p) {
+    /* the site and status pins: outputs, high speed, all low */
+    GPIO_BSRR(GPIOG_BASE) = CT_GPIOG_OUTPUTS << 16;
+    for (unsigned p = 0; p < 16u; ++p) {
+        if (((CT_GPIOG_OUTPUTS >> p) & 1u) == 0u) continue;
         GPIO_MODER(GPIOG_BASE) = (GPIO_MODER(GPIOG_BASE) & ~(3u << (2u * p))) | (1u << (2u * p));
         GPIO_OSPEEDR(GPIOG_BASE) |= (3u << (2u * p));
     }

@@ -22,6 +22,13 @@ EXPECTED = {
     "isr_latency-ctf", "isr_latency-mpu", "isr_latency-untraced", "isr_latency-mpu-untraced", "fft_workload",
     "calib", "ctx_switch-n5-ctf", "ctx_switch-n10-ctf", "periodic-ctf", "periodic-load-ctf", "calib-ctf",
 }
+# Thread-Metric (docs/thread-metric.md, "Zephyr"): every test traced, untraced and untraced with the MPU stack
+# guard; cooperative and preemptive also traced with the guard and with time slicing on, traced and untraced
+TM_TESTS = ("basic", "cooperative", "preemptive", "interrupt", "interrupt_preemption", "message",
+            "synchronization", "memory")
+EXPECTED |= {f"tm_{t}{v}" for t in TM_TESTS for v in ("", "-untraced", "-mpu-untraced")}
+EXPECTED |= {f"tm_{t}{v}" for t in ("cooperative", "preemptive") for v in ("-mpu", "-timeslice",
+                                                                          "-timeslice-untraced")}
 
 
 def test_campaign_has_the_zephyr_comparison_set():
@@ -33,6 +40,22 @@ def test_campaign_has_the_zephyr_comparison_set():
         assert ("-ctf" in s.app_dir or s.app_dir.endswith("ctf")) == (trace == "ctf"), s.app_dir
         assert ("mpu" in s.app_dir) == (s.options.get("CT_ZEPHYR_MPU") == "1"), s.app_dir
         assert ("untraced" in s.app_dir) == (s.options.get("CT_TRACE") == "0"), s.app_dir
+        assert ("timeslice" in s.app_dir) == (s.options.get("CT_ZEPHYR_TIMESLICING") == "1"), s.app_dir
+
+
+def test_thread_metric_runs_differ_from_their_pair_only_in_the_variant():
+    """A Zephyr Thread-Metric variant changes only what its name says (trace, guard, time slicing) and the
+    run length the size budget sets (captures/campaign.toml): its ratios to the plain run are the effect."""
+    tm = {s.app_dir: s for s, _ in ZEPHYR if s.app.startswith("tm_")}
+    assert len(tm) == 8 * 3 + 2 * 3
+    varied = {"CT_TRACE", "CT_ZEPHYR_MPU", "CT_ZEPHYR_TIMESLICING", "CT_TM_PERIOD_MS"}
+    for name, s in tm.items():
+        plain = tm[s.app]
+        assert {k: v for k, v in s.options.items() if k not in varied} == \
+               {k: v for k, v in plain.options.items() if k not in varied}, name
+        traced = s.options.get("CT_TRACE", "1") != "0"
+        assert s.options["CT_TM_PERIOD_MS"] == ("2" if traced else "5"), name
+        assert [p.name for p in s.profiles] == (["ideal", "la100"] if traced else ["ideal"]), name
 
 
 def test_only_selects_a_whole_rtos_or_one_folder():
