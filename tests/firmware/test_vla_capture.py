@@ -110,7 +110,13 @@ def test_campaign_file_covers_the_matrix():
     assert len(ref) + len(board) == len(runs)
     for s in ref.values():
         names = [p.name for p in s.profiles]
-        assert names[0] == "ideal" and len(names) >= 2 and s.shift == 0
+        assert names[0] == "ideal" and s.shift == 0
+        if str(s.options.get("CT_TRACE", 1)) == "0" and s.app.startswith("tm_"):
+            # Thread-Metric's pins-only runs give the rate ratios (docs/thread-metric.md): nothing to
+            # cross-validate, one analyzer profile (captures/ stays under its size limit)
+            assert names == ["ideal"], (s.rtos, s.app_dir)
+            continue
+        assert len(names) >= 2
         assert any(p.samplerate == 100_000_000 and p.ppm == 50 for p in s.profiles)
     # board speed (issue 12): the same runs as the reference campaign of the four tests and calib (not the
     # negative controls, nor the runs marked rerun = false), at 8 ns per instruction
