@@ -26,14 +26,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from trace_parsers.errors import AnalysisError
+from trace_parsers.errors import ON_CORRUPT, AnalysisError
 
 #: the default agreement tolerance of trace against pins (2 %): the only place it is written
 DEFAULT_TOLERANCE = 0.02
-#: reader policies for damaged input (trace_parsers.errors.handle_corrupt): ``recover`` keeps what
-#: precedes a truncated final record (a recording stopped or copied while being written) as a
-#: DATA_LOSS diagnostic and fails on any other damage
-ON_CORRUPT = ("raise", "recover", "warn", "skip")
 
 
 @dataclass(frozen=True)
@@ -41,8 +37,9 @@ class AnalysisOptions:
     """Every option of ``crosstrace analyze`` that can change a result.
 
     - ``tolerance``: agreement tolerance of trace against pins (fraction, 0.02 = 2 %);
-    - ``on_corrupt``: reader policy for damaged input (``recover``: a truncated final record is a
-      diagnostic and everything before it is analyzed; ``raise``: any damage fails the capture);
+    - ``on_corrupt``: reader policy for damaged input (:data:`ON_CORRUPT`, the readers' own list;
+      ``recover``: a truncated final record is a diagnostic and everything before it is analyzed;
+      ``raise``: any damage fails the capture);
     - ``tick_hz``: trace tick rate for recordings that state none (TraceX) when run.json does not;
     - ``chunk_events``: read recordings in chunks of this many events (None: large ones only).
     """

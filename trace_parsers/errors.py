@@ -14,7 +14,8 @@ from typing import Literal
 from ._meta import Diagnostic, Severity
 
 OnCorrupt = Literal["raise", "recover", "warn", "skip"]
-_ON_CORRUPT = ("raise", "recover", "warn", "skip")
+#: the reader policies for damaged input (``handle_corrupt``), also the analysis option's choices
+ON_CORRUPT = ("raise", "recover", "warn", "skip")
 #: damage that only cuts a recording short (a final record or chunk the file ends inside): under
 #: ``on_corrupt="recover"`` a DATA_LOSS diagnostic at its offset, every record before it kept
 TRUNCATION_CODES = frozenset({"TRUNCATED", "TRX_TRUNCATED", "SR_TRUNCATED_CHUNK"})
@@ -168,7 +169,7 @@ def handle_corrupt(err: TraceCorruptError, on_corrupt: OnCorrupt,
     ``"warn"`` records a DATA_LOSS diagnostic and emits a :class:`CorruptInputWarning`;
     ``"skip"`` only records the diagnostic.  The caller keeps every event decoded before the damage.
     """
-    check_option("on_corrupt", on_corrupt, _ON_CORRUPT)
+    check_option("on_corrupt", on_corrupt, ON_CORRUPT)
     if on_corrupt == "raise" or (on_corrupt == "recover" and err.code not in TRUNCATION_CODES):
         raise err
     diagnostics.append(Diagnostic(err.code, Severity.DATA_LOSS, int(err.offset or 0), 1, err.detail))
@@ -177,7 +178,7 @@ def handle_corrupt(err: TraceCorruptError, on_corrupt: OnCorrupt,
 
 
 def validate_on_corrupt(on_corrupt: str) -> OnCorrupt:
-    check_option("on_corrupt", on_corrupt, _ON_CORRUPT)
+    check_option("on_corrupt", on_corrupt, ON_CORRUPT)
     return on_corrupt  # type: ignore[return-value]
 
 
