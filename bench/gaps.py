@@ -6,8 +6,10 @@ tasks and ISRs) with its event packets after the system description repeated unt
 time axis, and each copy keeps its OVERFLOW packets. Each figure comes from its own fresh process
 (best of ``CROSSTRACE_BENCH_REPEAT``):
 
-- the whole read (``open_trace``, columns, no row table): events/s of CPU time and peak bytes/event
-  (targets: >= 30 M/s, <= 40 B/event, as on the overflow-free stream of ``bench/systemview.py``);
+- the whole read (``open_trace``, columns, no row table): events/s of the read's CPU time (after
+  the imports, as ``bench/systemview.py`` times it; the whole process's rate is in the note) and
+  peak bytes/event of the whole process (targets: >= 30 M/s, <= 40 B/event, as on the
+  overflow-free stream of ``bench/systemview.py``);
 - ``crosstrace analyze`` of the same file (serial, forced): CPU time as a multiple of the read's
   (target <= 3x), events/s (target >= 4 M/s), peak RSS (target <= 300 MB);
 - ``bench/gap_reference.py``, a short vectorised NumPy reference sharing no code with
@@ -73,6 +75,8 @@ def _fresh(cmd: list[str]) -> dict:
         if r.returncode != 0:
             raise RuntimeError(r.stderr[-1500:])
         got = json.loads(r.stdout.strip().splitlines()[-1])
+        if got["out"].startswith("{"):  # the command's own figures (the read's CPU), best too
+            got |= {f"own_{k}": v for k, v in json.loads(got["out"]).items() if k in ("cpu", "dt")}
         best = {k: min(v, best.get(k, v)) if isinstance(v, (int, float)) else v for k, v in got.items()}
     return best
 
@@ -136,11 +140,13 @@ def run() -> list[dict]:
         cap = next((tdp / "out").glob("captures/*"))
         same, why = _compare(ref_numbers, tdp / "out")
         load_avg = os.getloadavg()[0]
-        note = f"{size / 1e6:.0f} MB, {n:,} events, {copies} copies of {SOURCE}; load average {load_avg:.2f}"
+        note = (f"{size / 1e6:.0f} MB, {n:,} events, {copies} copies of {SOURCE}; load average "
+                f"{load_avg:.2f}; whole process (start-up and imports too) {n / read['cpu'] / 1e6:.1f} M/s")
         return [
-            {"name": "gap-dense: whole read events/s (CPU)", "value": round(n / read["cpu"]),
+            # the read's own CPU time (after the imports), as bench/systemview.py measures it
+            {"name": "gap-dense: whole read events/s (CPU)", "value": round(n / read["own_cpu"]),
              "unit": "events/s",
-             "ratio": round(n / read["cpu"] / 30e6, 2), "peer": "target 30 M events/s", "note": note},
+             "ratio": round(n / read["own_cpu"] / 30e6, 2), "peer": "target 30 M events/s", "note": note},
             {"name": "gap-dense: whole read peak bytes/event", "value": round(read["peak_kb"] * 1024 / n, 1),
              "unit": "B/event", "ratio": round(read["peak_kb"] * 1024 / n / 40, 2),
              "peer": "target 40 B/event"},

@@ -115,12 +115,18 @@ def _take(s: Storage, key: Any, n_new: int) -> Storage:
         keep = key[s.idx]
         new_pos = np.cumsum(key, dtype=np.int64) - 1
         return Sparse(new_pos[s.idx[keep]], s.val[keep], n_new, s.default)
-    # integer indices, in any order and possibly repeated: expand, then keep what differs
-    dense = np.full(s.n, s.default, dtype=np.result_type(s.val.dtype, np.min_scalar_type(s.default)))
-    dense[s.idx] = s.val
-    sub = dense[key]
-    at = np.flatnonzero(sub != s.default)
-    return Sparse(at, sub[at], n_new, s.default)
+    # integer indices, in any order and possibly repeated: each looked up among the stored rows
+    # (never the whole column expanded: for the few OVERFLOW rows of 17 M events that was an
+    # int64 temporary of 140 MB per sparse column, 0.1-0.5 s)
+    key = np.asarray(key, dtype=np.intp)
+    pos = np.searchsorted(s.idx, key)
+    found = np.minimum(pos, max(len(s.idx) - 1, 0))
+    hit = pos < len(s.idx)
+    if len(s.idx):
+        hit &= s.idx[found] == key
+        hit &= s.val[found] != s.default
+    at = np.flatnonzero(hit)
+    return Sparse(at, s.val[found[at]], n_new, s.default)
 
 
 class Columns:

@@ -236,3 +236,18 @@ def test_to_polars_without_polars_names_the_extra(monkeypatch):
     with pytest.raises(ModuleNotFoundError, match=r"crosstrace\[frames\]") as e:
         tr.to_polars()
     assert e.value.name == "polars" and np.asarray(tr.columns["ts"]).size == 0
+
+
+def test_take_of_a_few_rows_never_expands_a_sparse_column():
+    """Integer indices look up the stored rows of a sparse column: taking 3 rows of a column of
+    10**12 logical rows (a full expansion would need 8 TB) is instant and exact."""
+    n = 10**12
+    s = {name: Const(colmod.DEFAULTS[name], n) for name in NAMES}
+    s["value"] = Sparse(np.array([5, 10**11], dtype=np.int64), np.array([-7, 9], dtype=np.int8), n,
+                        VALUE_NULL)
+    s["target_id"] = Sparse(np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int8), n, -1)
+    cols = Columns(s, n)
+    got = cols.take([10**11, 6, 5, 5])
+    assert got["value"].tolist() == [9, VALUE_NULL, -7, -7]
+    assert got["target_id"].tolist() == [-1] * 4
+    assert got.storage("value").idx.tolist() == [0, 2, 3]

@@ -242,18 +242,30 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
     from .convert import assemble_trace
 
     diags.extend(unknown_id_diags(infos, stream_meta, table))
-    if any(s["ovf_values"] for s in scans):
-        import numpy as np  # (loaded with the columns already)
-
-        # the OVERFLOW rows alone: indexing a whole column would expand a narrow or sparse one
-        ovf = events.take(np.flatnonzero(events["kind"] == EventKind.OVERFLOW))
-        diags.append(overflow_diag(int(ovf["src_offset"][0]), len(ovf), int(ovf["value"].max())))
+    drops = [v for s in scans for v in s["ovf_values"]]  # one per OVERFLOW row, its value
+    if drops:
+        # the first OVERFLOW row's offset from that one row (a whole column would be widened)
+        first = first_row(events["kind"], EventKind.OVERFLOW)
+        at = int(events[first:first + 1]["src_offset"][0]) if first >= 0 else 0
+        diags.append(overflow_diag(at, len(drops), max(drops)))
     cores_n = count_cores(scans, stream_meta, esp_extension, n_streams) if len(events) else n_streams
     return assemble_trace(
         events, tasks=tasks, diags=diags, strings=strings, isr_names=isr_names, markers=markers,
         table=table, api_ids=api_ids, stream_meta=stream_meta, init=init, sysdesc=sysdesc,
         sysdesc_texts=sysdesc_texts, infos=infos, header=header, esp_extension=esp_extension,
         version=version, path=path, sha256=sha256, tick_hz=tick_hz, origin=origin, cores_n=cores_n)
+
+
+def first_row(column: Any, value: int, block: int = 1 << 16) -> int:
+    """Index of the first row of ``column`` equal to ``value`` (-1: none), block by block: no
+    temporary the size of the column, and the first OVERFLOW is usually early."""
+    import numpy as np  # (loaded with the columns already)
+
+    for a in range(0, len(column), block):
+        hit = np.flatnonzero(column[a:a + block] == value)
+        if len(hit):
+            return a + int(hit[0])
+    return -1
 
 
 def unknown_id_diags(infos: list[StreamInfo], stream_meta: dict[str, Any],

@@ -345,3 +345,22 @@ def _body(enc: Encoder, rnd: random.Random, overflow_every: int) -> int:
         else:
             enc.long(28, t, enc.vals(35, 0))
     return 2001
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 16])
+def test_first_row_by_blocks(block: int) -> None:
+    """``first_row`` (the first OVERFLOW row for SV_OVERFLOW, found block by block) equals a
+    whole-column search wherever the first match is: in the first block, at a block border,
+    in the last block, nowhere, and in a strided column (a field of the row table)."""
+    rng = np.random.default_rng(block)
+    for n in (0, 1, 5, 17, 64):
+        for at in range(-1, n):
+            col = rng.integers(0, 5, n).astype(np.uint8)  # never 9
+            if at >= 0:
+                col[:at] = 1
+                col[at] = 9
+            want = int(np.flatnonzero(col == 9)[0]) if (col == 9).any() else -1
+            assert fast.first_row(col, 9, block) == want
+    rows = np.zeros(10, dtype=EVENT_DTYPE)
+    rows["kind"][6:] = EventKind.OVERFLOW
+    assert fast.first_row(rows["kind"], EventKind.OVERFLOW, block) == 6

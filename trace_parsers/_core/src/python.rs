@@ -33,33 +33,8 @@ pub(crate) fn alloc_bytearray(
                 "unaligned or missing bytearray buffer",
             ));
         }
-        advise_huge(data, nbytes);
         Ok((obj, data))
     }
-}
-
-/// Ask for transparent huge pages on large column buffers: first-touch page faults are a large
-/// part of the decode cost. Advisory only; failures are ignored.
-pub(crate) fn advise_huge(addr: usize, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        if len < 4 * HUGE || std::env::var_os("CROSSTRACE_NO_THP").is_some() {
-            return;
-        }
-        let page = 4096usize;
-        let start = (addr + page - 1) & !(page - 1);
-        let end = (addr + len) & !(page - 1);
-        if end > start {
-            // SAFETY: the range lies inside a live allocation we own; MADV_HUGEPAGE only changes
-            // how the kernel backs it.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (addr, len);
 }
 
 pub(crate) fn shrink(obj: &Bound<'_, PyAny>, nbytes: usize) -> PyResult<()> {

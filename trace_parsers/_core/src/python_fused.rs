@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::adaptive::{Column, NoMemory, Store};
-use crate::python::{advise_huge, alloc_bytearray, as_bytes, parse_order, shrink, side_items};
+use crate::python::{alloc_bytearray, as_bytes, parse_order, shrink, side_items};
 use crate::python_model::owned_params;
 use crate::sv_cols_out::{ColsOut, EventCols, Spec};
 use crate::sv_fused::{Fused, FusedState, RowOut};
@@ -341,7 +341,6 @@ fn reserve(
     if addr == 0 {
         return Err(PyMemoryError::new_err("no bytearray buffer"));
     }
-    advise_huge(addr, len);
     Ok((addr, len))
 }
 
