@@ -265,7 +265,7 @@ def _setup_events(sp: argparse.ArgumentParser) -> None:
 def cmd_events(args: argparse.Namespace) -> int:
     from trace_parsers import TraceError
 
-    from .stream.events import export_events  # chunked: Parquet row groups / CSV appends
+    from .export.events_chunked import export_events  # chunked: Parquet row groups / CSV appends
 
     try:
         n = export_events(args.file, args.output, _reader_kwargs(args, args.file),

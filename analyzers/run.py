@@ -1,7 +1,7 @@
-"""The analysis engine: every analyzer over a recording's chunks, one pass (two for the per-task
-load windows); a whole recording is one chunk (:func:`run_analyzers`).
+"""The analysis engine: every analyzer over a recording's chunks, one pass; a whole recording is
+one chunk (:func:`run_analyzers`).
 
-Each analyzer is a reducer fed every chunk and finished once (``analyzers/stream/``): the kernel
+Each analyzer is a reducer fed every chunk and finished once (``analyzers/metrics/``): the kernel
 state (``metrics.kstate``) and everything carried across chunk borders live there, the site
 analyzers read the site occurrences gathered over all chunks. :func:`run_analyzers_chunked` gives
 the stacked :class:`SourceResult` of a recording read in chunks (``campaign.chunked``),
@@ -21,19 +21,18 @@ from typing import Any
 
 from trace_parsers.model import Trace, empty_events
 
+from ._memory import release_memory
+from .metrics.align import ts_aligned
+from .metrics.context_switch import ContextSwitchStream
+from .metrics.cpu_load import CpuLoadStream
+from .metrics.isr_latency import IsrLatencyStream
+from .metrics.kernel import KernelStream
+from .metrics.occurrences import GapTracker, SiteAccumulator
+from .metrics.sched import CausedSwitchIn
 from .metrics.stats import Drop, Stats
-from .sites import Site, SiteEvents, is_logic, reuse_site_events, scoped_site_events
-from .stream.align import ts_aligned
-from .stream.cpu import CpuLoadStream
-from .stream.ctxswitch import ContextSwitchStream
-from .stream.isrlat import IsrLatencyStream
-from .stream.kernel import KernelStream
-from .stream.memory import release_memory
-from .stream.metrics import seed_site_events
-from .stream.sched import CausedSwitchIn
-from .stream.sites import GapTracker, SiteAccumulator
-from .stream.user import UserStream
-from .stream.workload import WorkloadStream
+from .metrics.user import UserStream
+from .metrics.workload import WorkloadStream
+from .sites import Site, SiteEvents, is_logic, reuse_site_events, scoped_site_events, seed_site_events
 
 #: Analyzer modules (their results are stacked in this order)
 ANALYZERS = (
@@ -44,18 +43,20 @@ ANALYZERS = (
     "analyzers.metrics.cpu_load",
     "analyzers.metrics.calib",
     "analyzers.metrics.thread_metric",
+    "analyzers.metrics.finegrained",
     "analyzers.metrics.kernel",
     "analyzers.user_config",
 )
 #: the analyzers, by short name
 STREAMED = ("periodicity", "cpu_load", "calib", "thread_metric", "kernel", "context_switch", "isr_latency",
-            "workload", "user_config")
+            "workload", "user_config", "finegrained")
 #: events between two ``release_memory`` calls while the chunks are read (its cost is one walk of
 #: the heap: per chunk, chunks of a few events would pay it per event)
 RELEASE_EVERY = 1 << 20
 #: site-occurrence analyzers: module of each
 _SITE_ONLY = {"periodicity": "analyzers.metrics.periodicity", "calib": "analyzers.metrics.calib",
-              "thread_metric": "analyzers.metrics.thread_metric"}
+              "thread_metric": "analyzers.metrics.thread_metric",
+              "finegrained": "analyzers.metrics.finegrained"}
 
 
 @dataclass
@@ -109,8 +110,8 @@ class ChunkedResults:
 
 def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[Any],
                    options: dict[str, Any] | None = None) -> ChunkedResults:
-    """Every analyzer of :data:`STREAMED` over the chunks ``open_chunks()`` yields (called twice
-    when the recording has tasks: the load windows' pass)."""
+    """Every analyzer of :data:`STREAMED` over the chunks ``open_chunks()`` yields, in one pass (the
+    per-task load windows are read from the chunks' timelines the kernel stream keeps)."""
     options = options or {}
     gaps = GapTracker()
     occ = SiteAccumulator(gaps)
@@ -137,8 +138,7 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
     release_memory()
     w = options.get("CT_LOAD_WINDOW_NS")
     window = int(w) if w else None
-    load = kern.load_pass(ts_aligned(open_chunks()), last, window) if kern.switched_in else []
-    release_memory()  # the second pass's chunks (measured: 534 MB resident, 24 MB of it live)
+    load = kern.load_series(last, window)
     # each analyzer's carried state is dropped once its result is made (its table is spilled
     # inside metrics.spill.spilling), the largest (kernel metrics) last: the finishing peak is
     # one analyzer's, not all of them

@@ -314,3 +314,12 @@ def site_events(trace: Trace | None, sites: Sequence[Site]) -> SiteEvents:
 def channel_index(capture: Trace, names: Iterable[str]) -> int | None:
     chans = {_norm(c.name): c.index for c in capture.channels}
     return next((chans[_norm(n)] for n in names if _norm(n) in chans), None)
+
+
+def seed_site_events(trace: Any, sites: Any, se: SiteEvents) -> None:
+    """Inside ``reuse_site_events()``: have ``site_events(trace, sites)`` answer ``se`` (the
+    occurrences found in chunks) instead of searching ``trace``'s events."""
+    memo = _REUSE.get()
+    if memo is None:
+        raise RuntimeError("seed_site_events needs an enclosing reuse_site_events()")
+    memo[(id(trace), tuple(sites))] = (trace, se)

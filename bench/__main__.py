@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-AREAS = ("startup", "systemview", "gaps", "tracex", "logic", "analysis", "vla", "firmware")
+AREAS = ("startup", "systemview", "gaps", "report", "tracex", "logic", "analysis", "vla", "firmware")
 
 
 def main(argv: list[str]) -> int:

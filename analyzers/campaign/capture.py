@@ -304,7 +304,7 @@ def _analyze_read(src: dict[str, Any], kind: str, profile: str, dest: Path, ctx:
     crossed = ctx.get("has_logic", True) if kind == "trace" else ctx.get("has_trace", True)
     res.table = site_instances(res.table, site_based_rows) if crossed else None
     if got is not None:  # what reading the spilled tables back freed, given back before crossval
-        from ..stream.memory import release_memory
+        from .._memory import release_memory
 
         release_memory()
     acc["drops"] += [{"source": kind, "profile": profile, **d.__dict__} for d in res.drop_log]

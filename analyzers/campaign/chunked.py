@@ -173,9 +173,9 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
     from trace_parsers.chunked import iter_trace_chunks
     from trace_parsers.model import Trace
 
+    from .._memory import release_memory
     from ..run import run_analyzers_chunked
-    from ..stream.memory import release_memory
-    from ..stream.metrics import seed_site_events
+    from ..sites import seed_site_events
 
     kw = _reader_kwargs(src, on_corrupt)
     gath = Gatherer(keep_rows)

@@ -200,7 +200,7 @@ def site_instances(table: Any, rows: Any = None) -> SiteInstances | None:
         return table
     if not spill.is_spilled(table):
         return SiteInstances(_instances(rows(table)))
-    from ..stream.memory import release_memory
+    from .._memory import release_memory
 
     parts: dict[str, list[_Instances]] = {}
     cols = [c for c in table.column_names if c in READ_COLUMNS]

@@ -3,7 +3,7 @@
 :func:`write_events` writes a :class:`~trace_parsers.model.Trace` as Parquet or CSV with kind and
 context names; :func:`with_names` adds per-row task/ISR names and the ``crosstrace`` schema metadata
 (tick rate, time unit, RTOS, side tables: :func:`crosstrace_json`). The chunked export
-(:mod:`analyzers.stream.events`) produces the same content and takes its metadata from
+(:mod:`analyzers.export.events_chunked`) produces the same content and takes its metadata from
 :func:`crosstrace_json` (NumPy and Arrow only: ``pa.array`` on a list, as here, imports pandas).
 """
 

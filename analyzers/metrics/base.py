@@ -340,3 +340,8 @@ def kernel_interval(
     keep = drop_gap_instances(metric, start, end, gaps, drop_log)
     start, end = start[keep], end[keep]
     return Series(metric, "ns", start, end, (end - start).astype(np.float64)), unmatched
+
+
+def as_rows(events: Any) -> np.ndarray:
+    """A few kept events as a row table (a chunk holds rows or columns: ``Trace.held()``)."""
+    return events if isinstance(events, np.ndarray) else events.to_records()

@@ -12,20 +12,26 @@ multi-core trace the same per core, ``cpu.load.core<N>.<...>``, and the unprefix
 whole machine (busy time summed over the cores, as a share of cores x window).
 The per-instance table has one row per context, metric ``cpu.busy.<context>`` (``value`` = busy ns
 over the window).
+
+Memory and chunks: one reducer (:class:`CpuLoadStream`) fed every chunk of a recording, a whole
+recording being one chunk (:func:`cpu_load`). Each core carries across chunk borders the time accounted
+up to, the running task (unknown, idle or a task id) and its ISR stack; a chunk is charged by
+``_owners`` + ``_charge`` with the carried state replayed as zero-length events in front of it, so the
+time from the previous chunk's last event goes to the right owner. Contexts are charged by id and
+named with the final side tables at the end (a chunk reader may name a task after it ran).
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import EventKind, Trace
+from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events
 
-from ..sites import Site, is_logic
+from ..sites import is_logic
 from .base import Result, Series, Summary, make_table
 from .kstate import is_loss, isr_walk
 from .stats import DropLog, overflow_gaps
@@ -191,49 +197,29 @@ def state_events(ev: Any, core: int | None = None) -> tuple[np.ndarray, np.ndarr
     return k, np.asarray(ev["ctx_id"])[rows], np.asarray(ev["ts"])[rows].astype(np.int64)
 
 
-def _cores(trace: Trace) -> list[int]:
-    """The cores a trace's scheduling events were recorded on (one entry on single-core traces)."""
-    ev = trace.columns
-    if trace.meta.cores <= 1 or not len(ev):
-        return [0]
-    return sorted(np.unique(ev["core"]).tolist())
+@dataclass
+class CoreTimeline:
+    """Who owns one core from each scheduling event to the next (cpu_load's model)."""
 
-
-class CoreState(NamedTuple):
-    """The running state of one core over a whole trace (:func:`core_state`)."""
-
-    kind: np.ndarray  #: the events of :func:`state_events`
-    ts: np.ndarray
+    core: int
+    ts: np.ndarray  #: event times
+    owner: np.ndarray  #: label index per interval [ts[n], ts[n+1])
     labels: list[str]
-    owner: np.ndarray  #: ``_owners``: label index from each event to the next
+    cum: dict[int, np.ndarray]  #: label index -> running time up to ts[n]
 
-
-#: the last trace's core states: CPU load and the kernel metrics read one pass, not one each. Keyed by
-#: the trace's event storage (weakly: a trace let go is not kept alive) and the core.
-_STATES: list[tuple[Any, int | None, CoreState]] = []
-
-
-def core_state(trace: Trace, core: int | None) -> CoreState:
-    """The running state of ``core`` (None: a single-core trace) over ``trace``, computed once."""
-    held = trace.held()
-    for ref, c, got in _STATES:
-        if ref() is held and c == core:
-            return got
-    k, ctx, ts = state_events(trace.columns, core)
-    labels, owner = _owners(trace, k, ctx)
-    got = CoreState(k, ts, labels, owner)
-    _STATES[:] = [e for e in _STATES if e[0]() is held] + [(weakref.ref(held), core, got)]
-    return got
-
-
-def _busy(trace: Trace, core: int | None, w0: int, w1: int) -> dict[str, int] | None:
-    """Busy ns per context label over ``[w0, w1]`` from one core's events; None without any
-    scheduling event (a marker-only trace: nothing to attribute)."""
-    st = core_state(trace, core)
-    k = st.kind
-    if not ((k == EventKind.TASK_SWITCH_IN) | (k == EventKind.ISR_ENTER) | (k == EventKind.IDLE)).any():
-        return None
-    return _charge(st.labels, st.owner, st.ts, w0, w1)
+    def running(self, label: str, t: np.ndarray) -> np.ndarray:
+        """Time ``label`` owned this core from the first event up to each time ``t``."""
+        if label not in self.labels or self.ts.size == 0:
+            return np.zeros(np.asarray(t).size, np.int64)
+        code = self.labels.index(label)
+        if code not in self.cum:
+            dur = np.diff(self.ts, append=self.ts[-1])
+            self.cum[code] = np.concatenate(([0], np.cumsum(np.where(self.owner == code, dur, 0))))
+        t = np.asarray(t, dtype=np.int64)
+        k = np.searchsorted(self.ts, t, side="right") - 1
+        kk = np.maximum(k, 0)
+        part = np.where(self.owner[kk] == code, t - self.ts[kk], 0)
+        return np.where(k >= 0, self.cum[code][kk] + part, 0)
 
 
 def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:
@@ -283,29 +269,171 @@ def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1:
     return Result(make_table(series, "trace"), summary)
 
 
+K = EventKind
+
+
+@dataclass
+class ChunkTimeline:
+    """One core over one chunk: running time of a context (id-only label) up to a time ``t``
+    inside the chunk is ``before[label] + timeline.running(label, t)``."""
+
+    timeline: CoreTimeline | None
+    before: dict[str, int]
+
+    def running(self, label: str, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.int64)
+        part = self.timeline.running(label, t) if self.timeline is not None else np.zeros(t.size, np.int64)
+        return part + self.before.get(label, 0)
+
+
+#: no window: the whole recording
+_ALL = (-(1 << 62), 1 << 62)
+
+
+class _Core:
+    """One core's carried state and busy time per context (by id), charged inside ``window``."""
+
+    def __init__(self, t0: int, window: tuple[int, int] = _ALL) -> None:
+        self.window = window
+        self.last_ts = t0  #: time accounted up to
+        self.task: tuple[str, int] | None = None  #: ("task", id), ("idle", -1) or None (unknown)
+        self.stack: list[int] = []  #: IRQ number per nesting level
+        self.busy: dict[str, int] = {}  #: label of the id-only naming -> ns
+        self.has_context = False  #: a switch-in, ISR entry or IDLE was seen (else: no load)
+
+    def feed(self, kind: np.ndarray, ctx: np.ndarray, ts: np.ndarray) -> ChunkTimeline:
+        """Charge one chunk's scheduling events of this core; returns the chunk's timeline (for
+        running-time queries at times inside the chunk)."""
+        before = dict(self.busy)
+        pk = ([] if self.task is None else [K.IDLE if self.task[0] == "idle" else K.TASK_SWITCH_IN])
+        pc = ([] if self.task is None else [self.task[1]])
+        pk += [K.ISR_ENTER] * len(self.stack)
+        pc += self.stack
+        if not kind.size:  # nothing happened on this core: its state runs on
+            if not pk:
+                return ChunkTimeline(None, before)
+            kp = np.array(pk, np.uint8)
+            labels, owner = _owners(_NAMELESS, kp, np.array(pc, np.int64))
+            return ChunkTimeline(CoreTimeline(0, np.full(kp.size, self.last_ts, np.int64), owner, labels, {}),
+                                 before)
+        ctx_kinds = (kind == K.TASK_SWITCH_IN) | (kind == K.ISR_ENTER) | (kind == K.IDLE)
+        self.has_context |= bool(ctx_kinds.any())
+        kind = np.concatenate((np.array(pk, np.uint8), kind))
+        ctx = np.concatenate((np.array(pc, np.int64), ctx.astype(np.int64)))
+        ts = np.concatenate((np.full(len(pk), self.last_ts, np.int64), ts.astype(np.int64)))
+        labels, owner = _owners(_NAMELESS, kind, ctx)
+        w0, w1 = max(self.last_ts, self.window[0]), min(int(ts[-1]), self.window[1])
+        for label, b in _charge(labels, owner, ts, w0, w1).items():
+            self.busy[label] = self.busy.get(label, 0) + b
+        self._carry(kind, ctx)
+        self.last_ts = int(ts[-1])
+        return ChunkTimeline(CoreTimeline(0, ts, owner, labels, {}), before)
+
+    def _carry(self, kind: np.ndarray, ctx: np.ndarray) -> None:
+        depth, before, _ = isr_walk(kind)
+        setter = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | is_loss(kind)
+        setter |= (kind == K.TASK_SWITCH_OUT) & (before == 0)
+        rows = np.flatnonzero(setter)
+        if rows.size:
+            i = int(rows[-1])
+            k = int(kind[i])
+            self.task = (("task", int(ctx[i])) if k == K.TASK_SWITCH_IN else None if is_loss(kind[i:i + 1])[0]
+                         else ("idle", -1))
+        ent = np.flatnonzero(kind == K.ISR_ENTER)
+        d_end = int(depth[-1])
+        self.stack = []
+        for d in range(1, d_end + 1):  # the last entry that reached each level still open
+            at = ent[depth[ent] == d]
+            self.stack.append(int(ctx[at[-1]]))
+
+    def finish(self, t1: int) -> None:
+        """Charge the time from the last event to the recording's end ``t1``."""
+        owner = (f"isr.irq{self.stack[-1]}" if self.stack else "unknown" if self.task is None
+                 else "idle" if self.task[0] == "idle" else f"task.task#{self.task[1]}")
+        w0, w1 = max(self.last_ts, self.window[0]), min(t1, self.window[1])
+        if w1 > w0:
+            self.busy[owner] = self.busy.get(owner, 0) + w1 - w0
+        self.last_ts = max(self.last_ts, t1)
+
+
+#: a trace without names: ``_owners`` then labels contexts by id (``task.task#<id>``, ``isr.irq<n>``)
+_NAMELESS = Trace(empty_events(0), TraceMeta("chunks"))
+
+
+def _named(busy: dict[str, int], last: Trace) -> dict[str, int]:
+    """Busy time per context label of the whole-trace naming (final side tables)."""
+    names = {t.ctx_id: t.name for t in last.tasks}
+    isr_names = {i.number: i.name for i in last.isrs}
+    out: dict[str, int] = {}
+    for label, b in busy.items():
+        if label.startswith("task.task#"):
+            c = int(label[len("task.task#"):])
+            label = "idle" if c in names and is_idle_name(names[c]) else f"task.{names.get(c, f'task#{c}')}"
+        elif label.startswith("isr.irq"):
+            n = int(label[len("isr.irq"):])
+            label = f"isr.{isr_names.get(n, f'irq{n}')}"
+        out[label] = out.get(label, 0) + b
+    return out
+
+
+class CpuLoadStream:
+    """CPU load over chunks: :meth:`feed` each chunk, then :meth:`finish`. With ``cores``, the
+    per-core state another stream feeds (``KernelStream.cores``: one state pass per chunk for
+    both); without, its own, charged inside ``window`` (default: the whole recording)."""
+
+    def __init__(self, cores: dict[int, _Core] | None = None, window: tuple[int, int] | None = None) -> None:
+        self.shared = cores is not None
+        self.window = window
+        self.cores: dict[int, _Core] = cores if cores is not None else {}
+        self.seen_cores: set[int] = set()
+        self.t0: int | None = None
+        self.t1: int | None = None
+        self.multi = False
+
+    def feed(self, trace: Trace) -> None:
+        ev = trace.held()  # rows or columns, whichever the chunk holds
+        if not len(ev) or is_logic(trace):
+            return
+        if self.t0 is None:
+            self.t0 = int(ev["ts"][0])
+        self.t1 = int(ev["ts"][-1])
+        self.multi = trace.meta.cores > 1
+        cores = np.unique(ev["core"]).tolist() if self.multi else [0]
+        self.seen_cores.update(cores)
+        if self.shared:  # fed by the kernel stream
+            return
+        for c in sorted(set(cores) | set(self.cores)):  # a data-loss marker reaches every core
+            core = self.cores.setdefault(c, _Core(self.t0, self.window or _ALL))
+            core.feed(*state_events(ev, c if self.multi else None))
+
+    def finish(self, last: Trace, gaps: list[tuple[int, int]]) -> Result:
+        """The whole recording's CPU load (``last`` = the last chunk, ``gaps`` = the recording's
+        data-loss gaps)."""
+        source = "logic" if is_logic(last) else "trace"
+        if source == "logic" or self.t0 is None or self.t1 is None:
+            return Result(make_table([], source), CpuLoadSummary(source=source))
+        w0, w1 = self.window or (self.t0, self.t1)
+        cores = sorted(self.seen_cores) if self.multi else [0]
+        per_core: dict[int, dict[str, int]] = {}
+        for c in cores:
+            core = self.cores.get(c)
+            if core is not None and core.has_context:
+                core.finish(w1)
+                if w0 < self.t0:  # a window opening before the first event: unknown until it
+                    core.busy["unknown"] = core.busy.get("unknown", 0) + min(self.t0, w1) - w0
+                per_core[c] = _named(core.busy, last)
+        if not per_core:
+            return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
+        return assemble_load(per_core, len(cores) > 1, w0, w1, gaps)
+
+
 def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:
-    """Busy time per task and ISR over ``window`` (default: the whole trace).
+    """Busy time per task and ISR of a whole recording over ``window`` (default: all of it): the
+    reducer above over one chunk.
 
     On a multi-core trace every core is charged separately (its own ISR stack and running task):
     ``cpu.load.core<N>.<context>`` per core, and ``cpu.load.<context>`` over the whole machine
     (busy time summed over the cores, as a share of ``cores x window``)."""
-    if is_logic(trace) or len(trace) == 0:
-        return Result(
-            make_table([], "logic" if is_logic(trace) else "trace"),
-            CpuLoadSummary(source="logic" if is_logic(trace) else "trace"),
-        )
-    ev = trace.columns
-    w0, w1 = window if window is not None else (int(ev["ts"][0]), int(ev["ts"][-1]))
-    cores = _cores(trace)
-    per_core: dict[int, dict[str, int]] = {}
-    for c in cores:
-        b = _busy(trace, None if len(cores) == 1 else c, w0, w1)
-        if b is not None:
-            per_core[c] = b
-    if not per_core:
-        return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
-    return assemble_load(per_core, len(cores) > 1, w0, w1, overflow_gaps(trace))
-
-
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return cpu_load(trace)
+    stream = CpuLoadStream(window=window)
+    stream.feed(trace)
+    return stream.finish(trace, overflow_gaps(trace) if len(trace) and not is_logic(trace) else [])

@@ -20,8 +20,9 @@ them (docs/your-firmware.md, "Kernel metrics"):
 - ``task.<name>.load`` — the task's share of one core (pct) per window (``CT_LOAD_WINDOW_NS``,
   default 1/50 of the recording), one instance per window and core;
 - ``isr.<name>.duration`` — ISR_ENTER to its own exit (same core, same nesting depth);
-  ``isr.<name>.to_task`` — ISR entry to the first switch-in of a task the ISR readied
-  (``TASK_READY`` recorded inside it), with or without ``ISR_TO_SCHED``;
+  ``isr.<name>.to_task.<task>`` — ISR entry to the first switch-in of the task the ISR readied
+  (its first ``TASK_READY`` recorded inside it), with or without ``ISR_TO_SCHED``, one series per
+  task woken;
   ``isr.<name>.rate`` (per s), ``isr.<name>.nested`` (entries while another ISR ran) scalars;
 - ``ctx_switch.count`` — switches from a *known* context to a different one (task or idle): the
   recording's first switch-in and the first after a data loss only establish the running context
@@ -38,28 +39,22 @@ Times are in the trace's clock (``ticks`` when the recording states no tick rate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import CtxType, EventKind, Trace
+from trace_parsers.model import EventKind, Trace
 
-from ..sites import Site, is_logic
-from .base import Result, Series, Summary, make_table, summary_fields
-from .cpu_load import core_state, is_idle_name
-from .kstate import (
-    BY_LOSS,
-    BY_SWITCH_IN,
-    CLOSED_REASONS,
-    OPEN,
-    count_switches,
-    is_loss,
-    isr_entries,
-    isr_rows,
-)
-from .stats import DropLog, drop_gap_instances, overflow_gaps
+from ..sites import is_logic
+from .base import Result, Series, Summary, TableParts, join_series, make_table
+from .cpu_load import ChunkTimeline, CoreTimeline, _Core, is_idle_name, state_events
+from .isr import IsrStream
+from .kstate import count_switches, is_loss
+from .spill import Parts, append_before
+from .stats import DropLog, GapDrops, overflow_gaps
+from .tasks import TaskState
 
 #: windows of the per-task load over time when CT_LOAD_WINDOW_NS is not given
 DEFAULT_WINDOWS = 50
@@ -70,343 +65,293 @@ class KernelSummary(Summary):
     cores: int = 1
 
 
-@dataclass
-class CoreTimeline:
-    """Who owns one core from each scheduling event to the next (cpu_load's model)."""
-
-    core: int
-    ts: np.ndarray  #: event times
-    owner: np.ndarray  #: label index per interval [ts[n], ts[n+1])
-    labels: list[str]
-    cum: dict[int, np.ndarray]  #: label index -> running time up to ts[n]
-
-    def running(self, label: str, t: np.ndarray) -> np.ndarray:
-        """Time ``label`` owned this core from the first event up to each time ``t``."""
-        if label not in self.labels or self.ts.size == 0:
-            return np.zeros(np.asarray(t).size, np.int64)
-        code = self.labels.index(label)
-        if code not in self.cum:
-            dur = np.diff(self.ts, append=self.ts[-1])
-            self.cum[code] = np.concatenate(([0], np.cumsum(np.where(self.owner == code, dur, 0))))
-        t = np.asarray(t, dtype=np.int64)
-        k = np.searchsorted(self.ts, t, side="right") - 1
-        kk = np.maximum(k, 0)
-        part = np.where(self.owner[kk] == code, t - self.ts[kk], 0)
-        return np.where(k >= 0, self.cum[code][kk] + part, 0)
+K = EventKind
 
 
-def timelines(trace: Trace) -> list[CoreTimeline]:
-    """One :class:`CoreTimeline` per core that has scheduling events."""
-    ev = trace.columns
-    cores = sorted(np.unique(ev["core"]).tolist()) if trace.meta.cores > 1 else [0]
-    out = []
-    for c in cores:
-        st = core_state(trace, None if len(cores) == 1 else c)
-        if not st.kind.size:
-            continue
-        out.append(CoreTimeline(c, st.ts, st.owner, st.labels, {}))
-    return out
+class _Joined:
+    """Collects the series of tasks sharing a name (``TaskState.add_series`` hands each over in
+    batches), to be joined per metric."""
+
+    def __init__(self) -> None:
+        self.series: list[Series] = []
+
+    def add_batches(self, batches: Iterable[Series]) -> None:
+        got = [b for b in batches if len(b)]
+        if got:
+            self.series.append(join_series(got))
 
 
-def _task_label(trace: Trace, ctx_id: int) -> str:
-    names = {t.ctx_id: t.name for t in trace.tasks}
-    return f"task.{names.get(ctx_id, f'task#{ctx_id}')}"
+class KernelStream:
+    """``kernel_metrics(trace)`` over ts-aligned chunks: :meth:`feed` each, then :meth:`finish`."""
+
+    def __init__(self) -> None:
+        self.cores: dict[int, _Core] = {}
+        self.tasks: dict[int, TaskState] = {}
+        self.isr = IsrStream()
+        self.sw_count: dict[int, list[int]] = {}  #: core -> [switches, last context or None]
+        self.sw_out: dict[int, np.ndarray] = {}  #: core -> switch-out ts waiting for the next switch-in
+        self.sw_time = Parts(width=4)  #: start, end, core, out row, sorted (on disk while spilling)
+        self.sw_held = np.zeros((4, 0), np.int64)  #: switch times that a later one may still precede
+        self.switched_in: set[int] = set()
+        self.history = _History()  #: each chunk's timelines, for the per-task load windows
+        self.t0: int | None = None
+        self.t1: int | None = None
+        self.rows = 0
+        self.multi = False
+
+    # -- per chunk --------------------------------------------------------------------------------
+    def feed(self, trace: Trace) -> None:
+        ev = trace.held()  # rows or columns, whichever the chunk holds
+        if not len(ev) or is_logic(trace):
+            return
+        ts = ev["ts"].astype(np.int64)
+        if self.t0 is None:
+            self.t0 = int(ts[0])
+        self.t1 = int(ts[-1])
+        self.multi = trace.meta.cores > 1
+        tls = self._timelines(ev)
+        self.history.add(int(ts[-1]), tls)
+        kind = ev["kind"]
+        sw = kind == K.TASK_SWITCH_IN
+        self.switched_in.update(np.unique(ev["ctx_id"][sw]).tolist())
+        self._tasks(ev, kind, ts, tls)
+        self.isr.feed(ev, kind, ts, self.rows)
+        self._switches(ev, kind, ts)
+        self.rows += len(ev)
+
+    def _timelines(self, ev: np.ndarray) -> dict[int, ChunkTimeline]:
+        cores = np.unique(ev["core"]).tolist() if self.multi else [0]
+        out = {}
+        for c in sorted(set(cores) | set(self.cores)):
+            part = state_events(ev, c if self.multi else None)
+            if c not in self.cores:
+                if not part[0].size:
+                    continue
+                self.cores[c] = _Core(self.t0 or 0)
+            out[c] = self.cores[c].feed(*part)
+        return out
+
+    def _tasks(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, tls: dict[int, ChunkTimeline]) -> None:
+        sw_rows = np.flatnonzero(kind == K.TASK_SWITCH_IN)
+        ready_rows = np.flatnonzero(kind == K.TASK_READY)
+        done_rows = np.flatnonzero((kind == K.TASK_BLOCK) | (kind == K.TASK_TERMINATE))
+        sw_id, ready_id = ev["ctx_id"][sw_rows], ev["target_id"][ready_rows]
+        done_id = ev["target_id"][done_rows]
+        ids = set(np.unique(np.concatenate((sw_id, ready_id, done_id))).tolist())
+        core = ev["core"]
+        for cid in sorted(ids):
+            label = f"task.task#{cid}"
+
+            def running(t: np.ndarray, label: str = label) -> np.ndarray:
+                t = np.asarray(t, dtype=np.int64)
+                return sum((tl.running(label, t) for tl in tls.values()), np.zeros(t.size, np.int64))
+
+            mine = sw_rows[sw_id == cid]
+            st = self.tasks.setdefault(cid, TaskState())
+            st.feed(ts[ready_rows[ready_id == cid]], ts[done_rows[done_id == cid]], ts[mine],
+                    core[mine].astype(np.int64), running)
+
+    def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray) -> None:
+        """Switch counts (per core of the timelines) and switch-out to next switch-in times."""
+        nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
+        cores = ev["core"]
+        loss = is_loss(kind)
+        for c in (sorted(set(np.unique(cores).tolist()) | set(self.sw_count)) if self.multi else [0]):
+            rows = np.flatnonzero((nxt_mask & (cores == c)) | loss) if self.multi else slice(None)
+            state = self.sw_count.setdefault(c, [0, None])
+            n, state[1] = count_switches(kind[rows], ev["ctx_id"][rows], state[1])
+            state[0] += n
+        out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
+        found: list[np.ndarray] = []
+        for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):
+            on = cores == c
+            nxt = np.flatnonzero(on & nxt_mask)
+            o = out_rows[cores[out_rows] == c]
+            prev = self.sw_out.get(c, np.zeros((2, 0), np.int64))  # (ts, global row) waiting
+            if prev.shape[1] and nxt.size:
+                t = ts[nxt[0]]
+                k = prev.shape[1]
+                found.append(np.stack([prev[0], np.full(k, t), np.full(k, c), prev[1]]))
+                prev = prev[:, :0]
+            j = np.searchsorted(nxt, o, side="right")
+            ok = j < nxt.size
+            if ok.any():
+                k = int(ok.sum())
+                found.append(np.stack([ts[o[ok]], ts[nxt[j[ok]]], np.full(k, c), o[ok] + self.rows]))
+            wait = np.stack([ts[o[~ok]], o[~ok] + self.rows]).astype(np.int64)
+            self.sw_out[c] = np.concatenate((prev, wait), axis=1)
+        self._sorted_switch_times(found)
+
+    def _sorted_switch_times(self, found: list[np.ndarray], last: bool = False) -> None:
+        """Append to :attr:`sw_time` the switch times no later one can precede, in the in-memory
+        order (switch-out time, core, row): those before the earliest switch-out still waiting
+        (later chunks' switch-outs are later still). The rest wait in :attr:`sw_held`."""
+        held = np.concatenate([self.sw_held, *found], axis=1) if found else self.sw_held
+        waiting = [w[0].min() for w in self.sw_out.values() if w.shape[1]]
+        before = None if last or not waiting else int(min(waiting))
+        self.sw_held = append_before(self.sw_time, held, before, keys=(0, 2, 3))
+
+    # -- at the end -------------------------------------------------------------------------------
+    def finish(self, last: Trace, gaps: list[tuple[int, int]], load: list[Series] | None = None) -> Result:
+        """The whole trace's ``kernel_metrics`` (``last`` = the last chunk: final tables and
+        meta; ``load`` = :meth:`load_series`'s series). Tasks that share a name (two instances of one
+        task function) are measured each on its own running time, and their series joined under
+        the one name, instances in time order."""
+        source = "logic" if is_logic(last) else "trace"
+        if source == "logic" or self.t0 is None or not self.switched_in:
+            return Result(make_table([], source), KernelSummary(source=source))
+        names = {t.ctx_id: t.name for t in last.tasks}
+        idle = {c for c, n in names.items() if is_idle_name(n)}
+        run = sorted(self.switched_in - idle)
+        label = {c: f"task.{names.get(c, f'task#{c}')}" for c in self.switched_in - idle}
+        shared = {lb for lb in label.values() if list(label.values()).count(lb) > 1}
+        drop_log = DropLog()
+        parts = TableParts(source)  # each group's arrays go once its table part is made
+        joined: dict[str, _Joined] = {}
+        for cid in run:
+            st = self.tasks.pop(cid, None)
+            if st is not None:
+                into = joined.setdefault(label[cid], _Joined()) if label[cid] in shared else parts
+                st.add_series(label[cid], gaps, drop_log, into)  # type: ignore[arg-type]
+        for j in joined.values():
+            parts.add(_one_per_metric(j.series))
+        parts.add(_one_per_metric(load or []))  # a task on several cores: one load series
+        scalars = self.isr.finish(last, gaps, drop_log, self.t1 - self.t0, parts)
+        parts.add_batches(self._switch_time(gaps, drop_log))
+        scalars.update(self._switch_counts(last))
+        scalars.update(tracex_scalars(last))
+        fields = parts.summary_fields(drop_log)
+        summary = KernelSummary(source=source, scalars=scalars, cores=max(last.meta.cores, 1), **fields)
+        return Result(parts.table(), summary)
+
+    def _switch_counts(self, last: Trace) -> dict[str, tuple[float, str]]:
+        out: dict[str, tuple[float, str]] = {}
+        total = 0
+        for c in sorted(self.cores):  # the cores with scheduling events (the timelines')
+            n = self.sw_count.get(c, [0, None])[0]
+            total += n
+            if last.meta.cores > 1:
+                out[f"ctx_switch.count.core{c}"] = (float(n), "count")
+        out["ctx_switch.count"] = (float(total), "count")
+        return out
+
+    def _switch_time(self, gaps: Any, drop_log: Any) -> Iterator[Series]:
+        """``ctx_switch.switch_time``, a batch at a time from the sorted switch times."""
+        self._sorted_switch_times([], last=True)
+        drops = GapDrops("ctx_switch.switch_time", gaps)
+        for s, e, c in self.sw_time.batches([0, 1, 2]):
+            keep = drops.keep(s, e)
+            yield Series("ctx_switch.switch_time", "ns", s[keep], e[keep], (e - s)[keep].astype(float),
+                         core=c[keep])
+        drops.log(drop_log)
+        self.sw_time.clear()
+
+    # -- per-task load windows ----------------------------------------------------------------------
+    def load_edges(self, window_ns: int | None) -> np.ndarray:
+        t0, t1 = self.t0 or 0, self.t1 or 0
+        w = int(window_ns) if window_ns else max((t1 - t0) // DEFAULT_WINDOWS, 1)
+        return np.arange(t0, t1 + 1, w, dtype=np.int64)
+
+    def load_series(self, last: Trace, window_ns: int | None) -> list[Series]:
+        """``task.<name>.load`` series, now that the windows' edges are known: running time of
+        each task at each edge, per core, from the chunks' timelines kept while they were fed
+        (:class:`_History`; no second read of the recording). Call it before the cores' state is
+        finished (the state after the last event runs on to the last edges)."""
+        if self.t0 is None or not self.switched_in:
+            self.history.clear()
+            return []
+        edges = self.load_edges(window_ns)
+        if edges.size < 2:
+            self.history.clear()
+            return []
+        at: dict[int, dict[str, np.ndarray]] = {}  # core -> label -> running time at each edge
+        for c, chunks in self.history.per_core():
+            done = 0
+            for t_last, tl in chunks:
+                # edges up to the chunk's last time are answered by it (later chunks only add later time)
+                hi = int(np.searchsorted(edges, t_last, side="right"))
+                for label in _task_labels(tl):
+                    col = at.setdefault(c, {}).setdefault(label, np.zeros(edges.size, np.int64))
+                    col[done:hi] = tl.running(label, edges[done:hi])
+                done = max(done, hi)
+        done = int(np.searchsorted(edges, self.history.t_last, side="right"))
+        for c, core in self.cores.items():  # edges after the last event: every state runs on
+            tl = core.feed(np.zeros(0, np.uint8), np.zeros(0, np.int32), np.zeros(0, np.int64))
+            for label in set(_task_labels(tl)) | set(at.get(c, {})):
+                col = at.setdefault(c, {}).setdefault(label, np.zeros(edges.size, np.int64))
+                col[done:] = tl.running(label, edges[done:])
+        self.history.clear()
+        return _load_series(at, edges, int(edges[1] - edges[0]), last)
 
 
-def _instances(ready: np.ndarray, done: np.ndarray, sw: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Task instances from its ready, done (block/terminate) and switch-in times (sorted):
-    ``(start, end, from_ready)``. Ready while an instance is open is ignored; a done with no open
-    instance closes one started at the first switch-in since the previous done, if any."""
-    t = np.concatenate((ready, done))
-    what = np.concatenate((np.zeros(ready.size, np.int8), np.ones(done.size, np.int8)))
-    order = np.lexsort((what, t))
-    starts, ends, from_ready = [], [], []
-    open_at: int | None = None
-    last_end = None
-    for tt, w in zip(t[order].tolist(), what[order].tolist()):
-        if w == 0:
-            if open_at is None:
-                open_at, opened_by_ready = tt, True
-            continue
-        if open_at is None:  # done without a recorded ready: started at its first switch-in
-            lo = np.searchsorted(sw, last_end if last_end is not None else -(2**62), side="right")
-            if lo < sw.size and sw[lo] <= tt:
-                open_at, opened_by_ready = int(sw[lo]), False
-            else:
-                last_end = tt
+class _History:
+    """Each chunk's timeline per core (:class:`ChunkTimeline`): the running-time function the
+    per-task load windows are read from at the end. What grows: per scheduling event 16 bytes
+    (its time and owner), on disk while spilling (one scratch file per chunk and core)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[int, int, dict[str, int], list[str] | None, Parts | None]] = []
+        self.t_last = -(2**62)
+
+    def add(self, t_last: int, tls: dict[int, ChunkTimeline]) -> None:
+        self.t_last = t_last
+        for c, tl in tls.items():
+            parts, labels = None, None
+            if tl.timeline is not None:
+                parts, labels = Parts(width=2), tl.timeline.labels
+                parts.append(np.stack([tl.timeline.ts, tl.timeline.owner]))
+            self.chunks.append((c, t_last, tl.before, labels, parts))
+
+    def per_core(self) -> Iterator[tuple[int, Iterator[tuple[int, ChunkTimeline]]]]:
+        """Per core (in order), its chunks' ``(last time of the chunk, timeline)``, read back one
+        at a time."""
+        for c in sorted({k[0] for k in self.chunks}):
+            yield c, self._of(c)
+
+    def _of(self, c: int) -> Iterator[tuple[int, ChunkTimeline]]:
+        for core, t_last, before, labels, parts in self.chunks:
+            if core != c:
                 continue
-        starts.append(open_at)
-        ends.append(tt)
-        from_ready.append(opened_by_ready)
-        open_at, last_end = None, tt
-    return (np.array(starts, np.int64), np.array(ends, np.int64), np.array(from_ready, bool))
+            tl = None
+            if parts is not None and labels is not None:
+                ts, owner = parts.concat()
+                tl = CoreTimeline(c, ts, owner, labels, {})
+            yield t_last, ChunkTimeline(tl, before)
+
+    def clear(self) -> None:
+        for k in self.chunks:
+            if k[4] is not None:
+                k[4].clear()
+        self.chunks = []
 
 
-def _task_series(
-    trace: Trace, tls: list[CoreTimeline], ctx_id: int, gaps: Any, drop_log: DropLog
-) -> list[Series]:
-    """The per-instance metrics of one task."""
-    ev = trace.columns
-    kind, ts = ev["kind"], ev["ts"].astype(np.int64)
-    label = _task_label(trace, ctx_id)
-    name = label[len("task.") :]
-    sw_rows = np.flatnonzero((kind == EventKind.TASK_SWITCH_IN) & (ev["ctx_id"] == ctx_id))
-    sw = ts[sw_rows]
-    ready = ts[(kind == EventKind.TASK_READY) & (ev["target_id"] == ctx_id)]
-    done_mask = (kind == EventKind.TASK_BLOCK) | (kind == EventKind.TASK_TERMINATE)
-    done = ts[done_mask & (ev["target_id"] == ctx_id)]
-    start, end, from_ready = _instances(ready, done, sw)
-    if not start.size:
-        return []
-    k0 = np.searchsorted(sw, start, side="left")
-    k1 = np.searchsorted(sw, end, side="right")
-    ran = k1 > k0
-    m = f"task.{name}"
-    drop_log.add(f"{m}.exec_time", "never_ran", count=int(np.count_nonzero(~ran)))
-    start, end, r, k0, k1 = start[ran], end[ran], from_ready[ran], k0[ran], k1[ran]
-    if not start.size:
-        return []
-    first = sw[k0]
-    core = ev["core"][sw_rows[k0]].astype(np.int64)
-    execution = sum((tl.running(label, end) - tl.running(label, start) for tl in tls), np.zeros(start.size))
-    out = instance_series(m, start, end, first, core, execution, k1 - k0 - 1, r)
-    return [_without_gaps(x, gaps, drop_log) for x in out]
+def _task_labels(tl: ChunkTimeline) -> list[str]:
+    labels = set(tl.before)
+    if tl.timeline is not None:
+        labels |= set(tl.timeline.labels)
+    return sorted(lb for lb in labels if lb.startswith("task.task#"))
 
 
-class Instances(NamedTuple):
-    """One task's instances that ran, in order: start (ready, or first switch-in), end (done),
-    first switch-in, its core, running time (float64), preemptions, started by a ready (bool)."""
-
-    start: np.ndarray
-    end: np.ndarray
-    first: np.ndarray
-    core: np.ndarray
-    execution: np.ndarray
-    preemptions: np.ndarray
-    from_ready: np.ndarray
-
-
-def _exec_time(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.start, i.end, i.execution.astype(np.float64), i.core
-
-
-def _response_time(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.start, i.end, (i.end - i.start).astype(np.float64), i.core
-
-
-def _wait_time(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.start, i.end, ((i.end - i.start) - i.execution).astype(np.float64), i.core
-
-
-def _preemptions(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.start, i.end, i.preemptions.astype(np.float64), i.core
-
-
-def _ready_latency(i: Instances) -> tuple[np.ndarray, ...]:
-    r = i.from_ready
-    return i.start[r], i.first[r], (i.first - i.start)[r].astype(float), i.core[r]
-
-
-def _period_ready(i: Instances) -> tuple[np.ndarray, ...]:
-    both = i.from_ready[1:] & i.from_ready[:-1]
-    s0, s1 = i.start[:-1][both], i.start[1:][both]
-    return s0, s1, (s1 - s0).astype(float), i.core[1:][both]
-
-
-def _period_start(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.first[:-1], i.first[1:], np.diff(i.first).astype(float), i.core[1:]
-
-
-def _separation(i: Instances) -> tuple[np.ndarray, ...]:
-    return i.end[:-1], i.start[1:], (i.start[1:] - i.end[:-1]).astype(float), i.core[1:]
-
-
-#: a task's per-instance series: name suffix, unit, (start, end, value, core) of the instances
-INSTANCE_SERIES: tuple[tuple[str, str, Callable[[Instances], tuple[np.ndarray, ...]]], ...] = (
-    ("exec_time", "ns", _exec_time),
-    ("response_time", "ns", _response_time),
-    ("wait_time", "ns", _wait_time),
-    ("preemptions", "count", _preemptions),
-    ("ready_latency", "ns", _ready_latency),
-)
-#: the series of consecutive instances (made when a task has two instances or more): the same shape
-PAIR_SERIES: tuple[tuple[str, str, Callable[[Instances], tuple[np.ndarray, ...]]], ...] = (
-    ("period.ready", "ns", _period_ready),
-    ("period.start", "ns", _period_start),
-    ("separation", "ns", _separation),
-)
-
-
-def instance_series(m: str, start: np.ndarray, end: np.ndarray, first: np.ndarray, core: np.ndarray,
-                    execution: np.ndarray, preemptions: np.ndarray, from_ready: np.ndarray) -> list[Series]:
-    """One task's instance series from its instances (ready or first start → done), the first
-    switch-in of each, its core, its running time and its number of preemptions."""
-    i = Instances(start, end, first, core, execution, preemptions, from_ready)
-    kinds = INSTANCE_SERIES + (PAIR_SERIES if start.size > 1 else ())
+def _load_series(at: dict[int, dict[str, np.ndarray]], edges: np.ndarray, w: int,
+                 last: Trace) -> list[Series]:
+    """``_load_series`` from running times at the edges, per core and id-only label."""
+    names = {t.ctx_id: t.name for t in last.tasks}
     out = []
-    for name, unit, make in kinds:
-        s, e, v, c = make(i)
-        out.append(Series(f"{m}.{name}", unit, s, e, v, core=c))
-    return out
-
-
-def _without_gaps(s: Series, gaps: Any, drop_log: DropLog) -> Series:
-    """``s`` without the instances whose own interval touches a data-loss gap (logged)."""
-    if not gaps:
-        return s
-    keep = drop_gap_instances(s.metric, s.start_ts, s.end_ts, gaps, drop_log)
-    core = s.core[keep] if s.core is not None else None
-    return Series(s.metric, s.unit, s.start_ts[keep], s.end_ts[keep], s.value[keep], core=core)
-
-
-def _load_series(trace: Trace, tls: list[CoreTimeline], window_ns: int | None) -> list[Series]:
-    """Per task and core: share of the core (pct) in consecutive windows."""
-    ts = trace.columns["ts"]
-    t0, t1 = int(ts[0]), int(ts[-1])
-    w = int(window_ns) if window_ns else max((t1 - t0) // DEFAULT_WINDOWS, 1)
-    edges = np.arange(t0, t1 + 1, w, dtype=np.int64)
-    if edges.size < 2:
-        return []
-    out = []
-    for tl in tls:
-        for label in sorted(lb for lb in tl.labels if lb.startswith("task.")):
-            busy = np.diff(tl.running(label, edges)).astype(np.float64)
+    for c in sorted(at):
+        per: dict[str, np.ndarray] = {}
+        for label, col in at[c].items():
+            cid = int(label[len("task.task#"):])
+            if cid in names and is_idle_name(names[cid]):
+                continue
+            name = f"task.{names.get(cid, f'task#{cid}')}"
+            per[name] = per.get(name, 0) + col
+        for name in sorted(per):
+            busy = np.diff(per[name]).astype(np.float64)
             if not busy.any():
                 continue
-            core = np.full(busy.size, tl.core if trace.meta.cores > 1 else -1, np.int64)
-            out.append(Series(f"{label}.load", "pct", edges[:-1], edges[1:], 100.0 * busy / w, core=core))
+            core = np.full(busy.size, c if last.meta.cores > 1 else -1, np.int64)
+            out.append(Series(f"{name}.load", "pct", edges[:-1], edges[1:], 100.0 * busy / w, core=core))
     return out
-
-
-def log_closed(m: str, end: np.ndarray, st: np.ndarray, closed_ts: np.ndarray, core: np.ndarray,
-               drop_log: DropLog) -> None:
-    """Log the entries closed without their exit (:mod:`.kstate`): one row per entry a switch-in
-    closed (the ISR, its entry and the switch-in's time, the core), a count of those a data loss
-    closed."""
-    why = CLOSED_REASONS[BY_SWITCH_IN]
-    for i in np.flatnonzero(end == BY_SWITCH_IN).tolist():
-        drop_log.add(f"{m}.duration", why, int(st[i]), int(closed_ts[i]), 1, int(core[i]))
-    drop_log.add(f"{m}.duration", CLOSED_REASONS[BY_LOSS], count=int(np.count_nonzero(end == BY_LOSS)))
-
-
-def _isr_series(trace: Trace, gaps: Any, drop_log: DropLog) -> tuple[list[Series], dict[str, Any]]:
-    """Per IRQ: duration and ISR-to-task latency instances; rate and nesting scalars."""
-    ev = trace.columns
-    kind, ts, cid = ev["kind"], ev["ts"].astype(np.int64), ev["ctx_id"]
-    names = {i.number: i.name for i in trace.isrs}
-    span = (int(ts[-1]) - int(ts[0])) if len(ts) else 0
-    entries, exits, depth_at, closed = [], [], [], []
-    for c in np.unique(ev["core"]).tolist():
-        rows = isr_rows(kind, ev["core"], c)
-        got = isr_entries(kind[rows])
-        if not got.idx.size:
-            continue
-        entries.append(rows[got.idx])
-        exits.append(np.where(got.end >= 0, rows[np.maximum(got.end, 0)], got.end))
-        depth_at.append(got.depth)
-        closed.append(np.where(got.closer >= 0, rows[np.maximum(got.closer, 0)], -1))
-    if not entries:
-        return [], {}
-    ent, ex, dep = np.concatenate(entries), np.concatenate(exits), np.concatenate(depth_at)
-    shut = np.concatenate(closed)
-    order = np.argsort(ent, kind="stable")
-    ent, ex, dep, shut = ent[order], ex[order], dep[order], shut[order]
-    ready_rows = np.flatnonzero((kind == EventKind.TASK_READY) & (ev["ctx_type"] == CtxType.ISR))
-    sw_rows = np.flatnonzero(kind == EventKind.TASK_SWITCH_IN)
-    series: list[Series] = []
-    scalars: dict[str, tuple[float, str]] = {}
-    for irq in np.unique(cid[ent]).tolist():
-        name = names.get(irq, f"irq{irq}")
-        sel = cid[ent] == irq
-        e, x, d = ent[sel], ex[sel], dep[sel]
-        m = f"isr.{name}"
-        if span > 0:
-            scale = 1e9 if trace.meta.tick_hz else 1.0
-            scalars[f"{m}.rate"] = (e.size * scale / span, "per_s" if trace.meta.tick_hz else "per_tick")
-        scalars[f"{m}.nested"] = (float(np.count_nonzero(d > 1)), "count")
-        log_closed(m, x, ts[e], ts[np.maximum(shut[sel], 0)], ev["core"][e].astype(np.int64), drop_log)
-        ok = x >= 0
-        drop_log.add(f"{m}.duration", "no_end_event", count=int(np.count_nonzero(x == OPEN)))
-        st, en = ts[e[ok]], ts[x[ok]]
-        keep = drop_gap_instances(f"{m}.duration", st, en, gaps, drop_log)
-        core = ev["core"][e[ok]].astype(np.int64)[keep]
-        dur = (en - st)[keep].astype(float)
-        series.append(Series(f"{m}.duration", "ns", st[keep], en[keep], dur, core=core))
-        series += _isr_to_task(ev, m, e[ok], x[ok], ready_rows, sw_rows, gaps, drop_log)
-    return series, scalars
-
-
-def _isr_to_task(
-    ev: np.ndarray, m: str, ent: np.ndarray, ex: np.ndarray, ready_rows: np.ndarray, sw_rows: np.ndarray,
-    gaps: Any, drop_log: DropLog,
-) -> list[Series]:
-    """ISR entry to the first switch-in of a task it readied (its first TASK_READY inside it)."""
-    if not ready_rows.size or not sw_rows.size:
-        return []
-    k = np.searchsorted(ready_rows, ent, side="right")
-    has = k < ready_rows.size
-    r = ready_rows[np.minimum(k, ready_rows.size - 1)]
-    has &= (r < ex) & (ev["core"][r] == ev["core"][ent])
-    if not has.any():
-        return []
-    e, r = ent[has], r[has]
-    target = ev["target_id"][r]
-    ts = ev["ts"].astype(np.int64)
-    sw_ctx = ev["ctx_id"][sw_rows]
-    end = np.full(e.size, -1, np.int64)
-    for t in np.unique(target).tolist():
-        own = sw_rows[sw_ctx == t]
-        sel = np.flatnonzero(target == t)
-        j = np.searchsorted(own, r[sel], side="right")
-        ok = j < own.size
-        end[sel[ok]] = own[j[ok]]
-    ok = end >= 0
-    drop_log.add(f"{m}.to_task", "no_end_event", count=int(np.count_nonzero(~ok)))
-    st, en = ts[e[ok]], ts[end[ok]]
-    keep = drop_gap_instances(f"{m}.to_task", st, en, gaps, drop_log)
-    core = ev["core"][e[ok]].astype(np.int64)[keep]
-    return [Series(f"{m}.to_task", "ns", st[keep], en[keep], (en - st)[keep].astype(float), core=core)]
-
-
-def _switch_counts(trace: Trace, tls: list[CoreTimeline]) -> dict[str, tuple[float, str]]:
-    """Switches from a known context to a different one (idle counts as a context), per core and
-    in total (:func:`.kstate.count_switches`)."""
-    ev = trace.columns
-    out: dict[str, tuple[float, str]] = {}
-    total = 0
-    for tl in tls:
-        rows = np.flatnonzero((ev["core"] == tl.core) | is_loss(ev["kind"])) if len(tls) > 1 else slice(None)
-        n, _ = count_switches(np.asarray(ev["kind"])[rows], np.asarray(ev["ctx_id"])[rows])
-        total += n
-        if trace.meta.cores > 1:
-            out[f"ctx_switch.count.core{tl.core}"] = (float(n), "count")
-    out["ctx_switch.count"] = (float(total), "count")
-    return out
-
-
-def _switch_time(trace: Trace, gaps: Any, drop_log: DropLog) -> list[Series]:
-    """TASK_SWITCH_OUT to the next switch-in (or idle) on the same core, where recorded."""
-    ev = trace.columns
-    out_rows = np.flatnonzero(ev["kind"] == EventKind.TASK_SWITCH_OUT)
-    if not out_rows.size:
-        return []
-    ts = ev["ts"].astype(np.int64)
-    st, en, cores = [], [], []
-    for c in np.unique(ev["core"][out_rows]).tolist():
-        on = ev["core"] == c
-        nxt = np.flatnonzero(on & ((ev["kind"] == EventKind.TASK_SWITCH_IN) | (ev["kind"] == EventKind.IDLE)))
-        o = out_rows[ev["core"][out_rows] == c]
-        j = np.searchsorted(nxt, o, side="right")
-        ok = j < nxt.size
-        st.append(ts[o[ok]])
-        en.append(ts[nxt[j[ok]]])
-        cores.append(np.full(int(ok.sum()), c, np.int64))
-    s, e, c = np.concatenate(st), np.concatenate(en), np.concatenate(cores)
-    order = np.argsort(s, kind="stable")
-    s, e, c = s[order], e[order], c[order]
-    keep = drop_gap_instances("ctx_switch.switch_time", s, e, gaps, drop_log)
-    dur = (e - s)[keep].astype(float)
-    return [Series("ctx_switch.switch_time", "ns", s[keep], e[keep], dur, core=c[keep])]
 
 
 def tracex_scalars(trace: Trace) -> dict[str, tuple[float, str]]:
@@ -457,30 +402,10 @@ def _one_per_metric(series: list[Series]) -> list[Series]:
 
 
 def kernel_metrics(trace: Trace, *, window_ns: int | None = None) -> Result:
-    """Every kernel metric of one trace (none for a logic capture or a trace without tasks)."""
-    source = "logic" if is_logic(trace) else "trace"
-    ev = trace.columns
-    if is_logic(trace) or not len(trace) or not (ev["kind"] == EventKind.TASK_SWITCH_IN).any():
-        return Result(make_table([], source), KernelSummary(source=source))
-    drop_log = DropLog()
-    gaps = overflow_gaps(trace)
-    tls = timelines(trace)
-    idle = {t.ctx_id for t in trace.tasks if is_idle_name(t.name)}
-    series: list[Series] = []
-    running = set(np.unique(ev["ctx_id"][ev["kind"] == EventKind.TASK_SWITCH_IN]).tolist())
-    for ctx_id in sorted(running - idle):
-        series += _task_series(trace, tls, int(ctx_id), gaps, drop_log)
-    series += _load_series(trace, tls, window_ns)
-    isr_series, scalars = _isr_series(trace, gaps, drop_log)
-    series += isr_series + _switch_time(trace, gaps, drop_log)
-    scalars.update(_switch_counts(trace, tls))
-    scalars.update(tracex_scalars(trace))
-    series = _one_per_metric([s for s in series if len(s)])
-    fields = summary_fields(series, drop_log)
-    summary = KernelSummary(source=source, scalars=scalars, cores=max(trace.meta.cores, 1), **fields)
-    return Result(make_table(series, source), summary)
-
-
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    w = options.get("CT_LOAD_WINDOW_NS")
-    return kernel_metrics(trace, window_ns=int(w) if w else None)
+    """Every kernel metric of a whole recording (none for a logic capture or a trace without
+    tasks): :class:`KernelStream` over one chunk."""
+    stream = KernelStream()
+    stream.feed(trace)
+    load = stream.load_series(trace, window_ns)
+    gaps = overflow_gaps(trace) if len(trace) and not is_logic(trace) else []
+    return stream.finish(trace, gaps, load)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .finegrained_metrics import METRICS as _FG_METRICS
+
 #: source names as in the campaign table's ``source`` column
 TRACE, LOGIC, FIRMWARE = "trace", "logic", "firmware"
 BOTH = (TRACE, LOGIC)
@@ -96,6 +98,7 @@ METRICS: tuple[MetricDef, ...] = (
     _m("tm.ns_per_iter", "ns", BOTH, False, "site", _TM, "Thread-Metric: ns per iteration"),
     _m("tm.<name>.ns_per_iter", "ns", BOTH, False, "site", _TM, "Thread-Metric: ns per iteration"),
     _m("tm.determinism.<name>", "count", BOTH, False, "site", _TM, "Thread-Metric: determinism check"),
+    *(_m(*row) for row in _FG_METRICS),
     # -- CPU load (trace only) --------------------------------------------------------------------
     _m("cpu.load.core<core>.<context>", "pct", (TRACE,), False, "load", _CPU,
        "share of one core's window charged to a context (multi-core traces)"),
@@ -114,8 +117,8 @@ METRICS: tuple[MetricDef, ...] = (
     _m("task.<task>.separation", "ns", (TRACE,), False, "kernel", _KER, "end to the next ready"),
     _m("task.<task>.load", "pct", (TRACE,), False, "kernel", _KER, "share of a core per window"),
     _m("isr.<isr>.duration", "ns", (TRACE,), False, "kernel", _KER, "entry to its own exit, per IRQ"),
-    _m("isr.<isr>.to_task", "ns", (TRACE,), False, "kernel", _KER,
-       "entry to the first switch-in of a task the ISR readied"),
+    _m("isr.<isr>.to_task.<task>", "ns", (TRACE,), False, "kernel", _KER,
+       "entry to the first switch-in of the task the ISR readied, one series per task"),
     _m("isr.<isr>.rate", "per_s", (TRACE,), False, "kernel", _KER, "entries per second (per tick)"),
     _m("isr.<isr>.nested", "count", (TRACE,), False, "kernel", _KER, "entries while another ISR ran"),
     _m("ctx_switch.count.core<core>", "count", (TRACE,), False, "kernel", _KER, "switches on one core"),

@@ -6,13 +6,25 @@ core does is go idle, or run the interrupted task on (an event recorded in task 
 interrupt caused no switch, and a switch-in that comes later (after that task blocked, say) is
 not its consequence. Pairing "the next TASK_SWITCH_IN anywhere" got exactly this wrong on the
 ESP32 recordings (an ISR_TO_SCHED paired with a switch 27 ms later, after an IDLE).
+
+:class:`CausedSwitchIn` answers it over a recording's chunks (a whole recording is one chunk). On one
+core the answer for an ``ISR_TO_SCHED`` row is decided by the core's next row that is either decisive
+(a switch-in, idle, a data loss, an event of the running task other than scheduler bookkeeping) or
+another ``ISR_TO_SCHED``: a switch-in there is the caused one, anything else means none. Carried per
+core: the one ``ISR_TO_SCHED`` still waiting for that next row. What grows: per ``ISR_TO_SCHED`` row
+its global row number, its time and the caused switch-in's time (3 int64, 24 bytes), on disk while
+spilling (:mod:`.spill`), in row order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from trace_parsers.model import CtxType, EventKind
+
+from .spill import Parts, SortedLookup, append_before
 
 #: task-context kinds that are the scheduler's own bookkeeping, recorded between an interrupt's
 #: exit and the switch it causes: they do not show the interrupted task running on
@@ -23,57 +35,82 @@ _BOOKKEEPING = (
     EventKind.TASK_CREATE,
     EventKind.TASK_TERMINATE,
 )
+K = EventKind
+NONE = -(2**62)  #: no caused switch-in
 
 
-def _decisive(ev: np.ndarray) -> np.ndarray:
-    """Rows that show what a core runs next: a switch-in, idle, data loss, or any event the
-    running task records (other than scheduler bookkeeping)."""
-    kind = ev["kind"]
-    task_ctx = (ev["ctx_type"] == CtxType.TASK) & ~np.isin(kind, _BOOKKEEPING)
-    return (
-        (kind == EventKind.TASK_SWITCH_IN)
-        | (kind == EventKind.IDLE)
-        | (kind == EventKind.OVERFLOW)
-        | task_ctx
-    )
-
-
-def caused_switch_in(ev: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """For each row index in ``rows`` (an ``ISR_TO_SCHED``, or an ISR exit into the scheduler),
-    the row of the ``TASK_SWITCH_IN`` the scheduler performed as its result on the same core;
-    -1 where the core's next decisive event (:func:`_decisive`) is no switch-in, or where another
-    ``ISR_TO_SCHED`` on that core comes first (the switch is then that one's).
+class CausedSwitchIn:
+    """Fed a recording's chunks (rows numbered across them from ``row0``), answers for each
+    ``ISR_TO_SCHED`` the switch-in it caused (:data:`NONE`: none).
 
     >>> from trace_parsers.model import empty_events
-    >>> e = empty_events(6)
-    >>> K = EventKind
-    >>> e["kind"] = [K.ISR_TO_SCHED, K.TASK_SWITCH_IN, K.ISR_TO_SCHED, K.IDLE, K.TASK_SWITCH_IN,
-    ...              K.ISR_TO_SCHED]
-    >>> e["ctx_type"] = [CtxType.ISR, CtxType.TASK, CtxType.ISR, CtxType.IDLE, CtxType.TASK, CtxType.ISR]
-    >>> caused_switch_in(e, np.array([0, 2, 5])).tolist()
-    [1, -1, -1]
+    >>> ev = empty_events(6)
+    >>> ev["kind"] = [K.TASK_SWITCH_IN, K.ISR_TO_SCHED, K.TASK_READY, K.TASK_SWITCH_IN,
+    ...               K.ISR_TO_SCHED, K.IDLE]
+    >>> T, I = CtxType.TASK, CtxType.ISR
+    >>> ev["ctx_type"] = [T, I, T, T, I, CtxType.IDLE]
+    >>> ev["ts"] = [0, 10, 11, 12, 20, 25]
+    >>> c = CausedSwitchIn()
+    >>> c.feed(ev[:3], 0); c.feed(ev[3:], 3)  # the first exit's answer is in the next chunk
+    >>> [(int(r), int(hit)) for r, _, hit in next(c.batches()).T]  # the second exit: the core idles
+    [(1, 12), (4, -4611686018427387904)]
     """
-    rows = np.asarray(rows, dtype=np.int64)
-    out = np.full(rows.size, -1, dtype=np.int64)
-    if rows.size == 0 or ev.size == 0:
-        return out
-    core = ev["core"]
-    decisive = _decisive(ev)
-    sched = ev["kind"] == EventKind.ISR_TO_SCHED
-    for c in np.unique(core[rows]).tolist():
-        on = core == c
-        dec = np.flatnonzero(decisive & on)
-        sch = np.flatnonzero(sched & on)
-        sel = np.flatnonzero(core[rows] == c)
-        r = rows[sel]
-        k = np.searchsorted(dec, r, side="right")
-        ok = k < dec.size
-        j = np.where(ok, dec[np.minimum(k, dec.size - 1)], -1) if dec.size else np.full(r.size, -1)
-        ok &= j >= 0
-        ok[ok] &= ev["kind"][j[ok]] == EventKind.TASK_SWITCH_IN
-        # another exit into the scheduler on this core before the switch: the switch is its
-        ks = np.searchsorted(sch, r, side="right")
-        nxt = np.where(ks < sch.size, sch[np.minimum(ks, max(sch.size - 1, 0))], np.iinfo(np.int64).max)
-        ok &= nxt > j
-        out[sel[ok]] = j[ok]
-    return out
+
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[int, int]] = {}  #: core -> (global row, ts) waiting
+        self.parts = Parts(width=3)  #: rows: global row, ts, switch-in ts or NONE; in row order
+        self.held = np.zeros((3, 0), np.int64)  #: answered rows after a waiting one (row order)
+        self.closed = False
+        self.switch_ins = 0
+        self.to_sched = 0
+
+    def feed(self, ev: np.ndarray, row0: int) -> None:
+        kind, core, ts = ev["kind"], ev["core"], ev["ts"].astype(np.int64)
+        sched = kind == K.ISR_TO_SCHED
+        sw = kind == K.TASK_SWITCH_IN
+        self.switch_ins += int(np.count_nonzero(sw))
+        self.to_sched += int(np.count_nonzero(sched))
+        task_ctx = (ev["ctx_type"] == CtxType.TASK) & ~np.isin(kind, _BOOKKEEPING)
+        interesting = sw | (kind == K.IDLE) | (kind == K.OVERFLOW) | task_ctx | sched
+        found = [self.held]
+        for c in np.union1d(np.unique(core[interesting]), list(self.pending)).tolist():
+            rows = np.flatnonzero(interesting & (core == c))
+            p = self.pending.pop(c, None)
+            g = rows + row0
+            t = ts[rows]
+            is_s, is_sw = sched[rows], sw[rows]
+            if p is not None:
+                g, t = np.concatenate(([p[0]], g)), np.concatenate(([p[1]], t))
+                is_s, is_sw = np.concatenate(([True], is_s)), np.concatenate(([False], is_sw))
+            at = np.flatnonzero(is_s)
+            if at.size and at[-1] == g.size - 1:  # the last one waits for the next chunk
+                self.pending[c] = (int(g[at[-1]]), int(t[at[-1]]))
+                at = at[:-1]
+            nxt = at + 1
+            hit = np.where(is_sw[nxt], t[nxt], NONE)
+            found.append(np.stack([g[at], t[at], hit]).astype(np.int64))
+        self._write(np.concatenate(found, axis=1))
+
+    def _write(self, rows: np.ndarray) -> None:
+        """Append ``rows`` that no waiting row precedes, sorted by row; hold the rest."""
+        wait = min((r for r, _ in self.pending.values()), default=None)
+        self.held = append_before(self.parts, rows, wait)
+
+    def _close(self) -> None:
+        """At the end: the rows still waiting have no caused switch-in."""
+        if not self.closed:
+            left = [np.array([[r], [t], [NONE]], np.int64) for r, t in self.pending.values()]
+            self.pending = {}
+            self._write(np.concatenate([self.held, *left], axis=1))
+            self.closed = True
+
+    def lookup(self) -> SortedLookup:
+        """Caused switch-in ts by global row of the ``ISR_TO_SCHED`` (:class:`.spill.SortedLookup`)."""
+        self._close()
+        return SortedLookup(self.parts, key=0, value=2)
+
+    def batches(self) -> Iterator[np.ndarray]:
+        """Rows: global row, ts, caused switch-in ts (NONE: none), in row order, a batch of
+        columns at a time (:meth:`.spill.Parts.batches`)."""
+        self._close()
+        yield from self.parts.batches()

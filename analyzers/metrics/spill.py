@@ -55,7 +55,7 @@ class SpilledTable:
     parts: list[Path] = field(default_factory=list)
     num_rows: int = 0
     #: (metric, core) -> the values of the instances on that core, in table order, on disk
-    #: (``analyzers.stream.parts.Parts``; series with a core column only)
+    #: (:class:`Parts`; series with a core column only)
     core_values: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
     #: times in ticks: ``unit`` "ns" reads as "ticks" (``analyzers.run._times_in_ticks``)
     ticks: bool = False
@@ -122,7 +122,7 @@ class Spill:
         self._n = itertools.count()
 
     def scratch(self, prefix: str, suffix: str) -> Path:
-        """A new file name in the spill folder (``analyzers.stream.parts``)."""
+        """A new file name in the spill folder (:class:`Parts`)."""
         return self.folder / f"{prefix}-{next(self._n):05d}{suffix}"
 
     def table(self, series: Sequence[Any], source: str, in_memory: Any) -> SpilledTable:
@@ -149,7 +149,7 @@ class Spill:
     def _write(self, tables: Iterator[Any], out: SpilledTable) -> SpilledTable:
         import pyarrow.parquet as pq
 
-        from analyzers.stream.memory import release_memory
+        from .._memory import release_memory
 
         schema = out.schema
         path = self.folder / f"part-{next(self._n):05d}.parquet"
@@ -312,7 +312,7 @@ def is_spilled(table: Any) -> bool:
     return isinstance(table, SpilledTable)
 
 
-#: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 9 int64: 18 MB a batch; a
+#: columns read back at a time by :meth:`Parts.batches` (an ISR entry's 10 int64: 20 MB a batch; a
 #: finishing step makes a few copies of a batch: at 1 Mi columns the kernel series peaked at 0.51 GB)
 BATCH = 1 << 18
 
@@ -435,3 +435,49 @@ class Parts:
         self._mem, self._sizes, self._patches, self.n = [], [], [], 0
         if self._path is not None:
             self._path.unlink(missing_ok=True)
+
+
+# -- lookups over appended parts (chunked analyzers) ----------------------------------------
+def append_before(parts: Parts, rows: np.ndarray, before: int | None,
+                  keys: tuple[int, ...] = (0,)) -> np.ndarray:
+    """Append to ``parts`` the columns of ``rows`` whose row 0 is below ``before`` (all when
+    None), sorted by the rows ``keys`` (the first is the primary key); return the other columns,
+    held back while a row that must come before them may still be found. Rows written this way
+    chunk after chunk come back from ``parts`` in order."""
+    done = np.ones(rows.shape[1], bool) if before is None else rows[0] < before
+    out = rows[:, done]
+    parts.append(out[:, np.lexsort(tuple(out[k] for k in reversed(keys)))])
+    return rows[:, ~done]
+
+
+def lookup_sorted(keys: np.ndarray, pairs: np.ndarray, default: int = -1) -> np.ndarray:
+    """``pairs[1]`` where ``pairs[0] == keys`` (unique keys, ``pairs`` sorted by them),
+    ``default`` where absent."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if not pairs.shape[1]:
+        return np.full(keys.size, default, np.int64)
+    k, v = pairs[0], pairs[1]
+    i = np.minimum(np.searchsorted(k, keys), k.size - 1)
+    return np.where(k[i] == keys, v[i], default)
+
+
+class SortedLookup:
+    """:func:`lookup_sorted` in a ``(width, n)`` :class:`Parts` whose row ``key`` holds unique keys
+    in ascending order: the Parts is read back :data:`BATCH` columns at a time, only the batches
+    the keys asked fall in (in memory: the whole array, one batch)."""
+
+    def __init__(self, parts: Parts, key: int = 0, value: int = 1) -> None:
+        self.parts, self.key, self.value = parts, key, value
+        self.step = BATCH if parts.on_disk else max(len(parts), 1)
+        firsts = [parts.concat(rows=[key], cols=(lo, lo + 1))[0] for lo in range(0, len(parts), self.step)]
+        self.firsts = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+
+    def __call__(self, keys: np.ndarray, default: int = -1) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64)
+        out = np.full(keys.size, default, np.int64)
+        at = np.searchsorted(self.firsts, keys, side="right") - 1  # the batch each key falls in
+        for b in np.unique(at[at >= 0]).tolist():
+            sel = np.flatnonzero(at == b)
+            pairs = self.parts.concat(rows=[self.key, self.value], cols=(b * self.step, (b + 1) * self.step))
+            out[sel] = lookup_sorted(keys[sel], pairs, default)
+        return out

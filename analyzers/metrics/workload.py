@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from trace_parsers.model import EventKind, Trace
+from trace_parsers.model import EventKind, Trace, empty_events
 
-from .._uart import decode_edges
+from .._uart import decode_edge_blocks, decode_edges
 from ..sites import Site, channel_index, is_logic, load_sites, site_events
-from .base import Result, Series, Summary, make_table, pair_next, site_interval, summary_fields
+from .base import Result, Series, Summary, as_rows, make_table, pair_next, site_interval, summary_fields
+from .occurrences import SiteAccumulator
 from .stats import DropLog, drop_gap_instances
 
 DURATION = "fft.duration"
@@ -173,3 +174,35 @@ def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any],
 def uart_baud(options: dict[str, Any]) -> int:
     """The capture's UART baud rate from the analyzer options (``_uart_baud``, 115200 unset)."""
     return int(options.get("_uart_baud", 115200))
+
+
+class WorkloadStream:
+    """Over chunks: besides the site occurrences the FFT workload reads only a trace's ``LOG`` rows
+    (their strings are the result lines; kept, one event row each) and a logic capture's UART TX
+    edges (kept by the site accumulator, decoded a batch at a time at the end)."""
+
+    def __init__(self) -> None:
+        self.logs: list[np.ndarray] = []
+
+    def feed(self, trace: Trace) -> None:
+        if not is_logic(trace):
+            ev = trace.held()  # rows or columns, whichever the chunk holds
+            self.logs.append(as_rows(ev.take(np.flatnonzero(ev["kind"] == EventKind.LOG))))
+
+    def events(self, last: Trace) -> np.ndarray:
+        """The rows the in-memory analyzer reads besides the sites, in recording order."""
+        if not is_logic(last):
+            return np.concatenate(self.logs) if self.logs else empty_events(0)
+        return empty_events(0)  # a capture's UART edges: read back by finish
+
+    def finish(self, stub: Any, sites: Any, options: dict[str, Any], occ: SiteAccumulator) -> Any:
+        """Inside ``reuse_site_events()`` with ``stub``'s site occurrences seeded."""
+        if not is_logic(stub):
+            return analyze(stub, sites, options)
+        found = uart_channel(stub)
+        if found is None:
+            return analyze(stub, sites, options, uart=("", 0))
+        idx, init = found
+        edges = ((ts, (kind == EventKind.EDGE_RISE).astype(np.int64)) for ts, kind in occ.batches_of(idx))
+        data, _, errors = decode_edge_blocks(edges, init, uart_baud(options))
+        return analyze(stub, sites, options, uart=(data.decode("latin-1"), errors))

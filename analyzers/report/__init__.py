@@ -41,18 +41,18 @@ def _optional_table(d: dict[str, Any], out_dir: Path, name: str) -> Any:
     return pd.DataFrame()
 
 
-def _windows(out_dir: Path, camp: Any, xv: Any) -> Any:
+def _windows(out_dir: Path, xv: Any, inst: dict[str, Any]) -> Any:
     """Failing comparisons, then outlying instances, each with the window to export."""
     import pandas as pd
 
     bad = xv[xv["verdict"].isin(["FAIL", "INCOMPLETE"])] if not xv.empty and "verdict" in xv else None
-    frames = [f for f in (S.failure_windows(out_dir, bad), S.outliers(out_dir, camp)) if not f.empty]
+    frames = [f for f in (S.failure_windows(out_dir, bad, inst), S.outliers(inst)) if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     """The report for the campaign written by ``crosstrace analyze`` into ``out_dir``."""
-    from ..campaign.tables import annotate, comparison_table, load_campaign, merged_rows
+    from ..campaign.tables import annotate, comparison_table, load_campaign, merged_rows, read_instances
 
     out_dir = Path(out_dir)
     d = load_campaign(out_dir)
@@ -64,18 +64,19 @@ def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
         comp = comparison_table(camp, caps)   # comparisons were split by time scale and tracer
     info = S.capture_info(out_dir, caps)
     ag = S.agreement(xv, info)
-    own = own_recordings(out_dir, camp, info)
+    inst = read_instances(out_dir)  # every capture's instances, read once
+    own = own_recordings(inst, camp, info)
     F.set_colours([str(r) for r in camp["rtos"].dropna().unique()] if not camp.empty else [])
     folders = {str(c.get("capture")): str(c.get("folder") or c.get("capture")) for c in caps}
     parts = [
         H.head(title, out_dir, man),
         H.section_answer(S.tests(comp, camp, info), ag, caps, own),
-        H.section_own(out_dir, camp, own),
+        H.section_own(out_dir, camp, own, inst),
         H.section_agreement(xv, d.get("crossval_counts"), [c["capture"] for c in ag.controls]),
         H.section_kernel_vs_pin(_optional_table(d, out_dir, "kernel_vs_pin")),
         H.section_ntasks(camp, caps),
         H.section_comparison(comp, d.get("overhead")),
-        H.section_distributions(S.series(out_dir, camp), _windows(out_dir, camp, xv), folders),
+        H.section_distributions(S.series(inst, camp), _windows(out_dir, xv, inst), folders),
         H.section_tests(camp),
         H.section_alignment(d.get("alignment")),
         H.section_exclusions(camp, caps),

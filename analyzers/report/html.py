@@ -459,17 +459,15 @@ def section_distributions(series: dict[str, list[F.Series]], out_rows: Any, fold
     return "\n".join(parts)
 
 
-def section_own(out_dir: Path, camp: Any, own: list[str]) -> str:
+def section_own(out_dir: Path, camp: Any, own: list[str], inst: dict[str, Any]) -> str:
     """Recordings of the user's own firmware (no sites, no pins): per-task and per-ISR timing from
     the kernel events, CPU load over time per core, and the metrics the analyzers wrote."""
     if not own:
         return ""
-    from ..campaign.tables import iter_instances
     from .own import page
 
     parts = ["<h2 id='own'>Your recordings</h2><p class='muted'>Recordings without test sites or pins: "
              "timing from the RTOS's own events, per task, per ISR and per core.</p>"]
-    inst = {cid: df for cid, df in iter_instances(out_dir) if cid in own}
     for cid in own:
         g = camp[camp["capture"] == cid]
         body = page(out_dir, cid, g, inst.get(cid), html_table)

@@ -24,18 +24,17 @@ def _is_idle(name: str) -> bool:
     return bool(is_idle_name(name))
 
 
-def own_recordings(out_dir: Path, camp: Any, info: dict[str, dict[str, Any]]) -> list[str]:
-    """Captures without pins whose instances come from kernel events only (no test site)."""
-    from ..campaign.tables import iter_instances
-
+def own_recordings(inst: dict[str, Any], camp: Any, info: dict[str, dict[str, Any]]) -> list[str]:
+    """Captures without pins whose instances (``inst``, ``campaign.tables.read_instances``) come from
+    kernel events only (no test site)."""
     if camp is None or camp.empty:
         return []
     with_logic = {cid for cid, e in info.items()
                   if any(k.startswith("logic") for k in (e.get("sources") or {}))}
     with_logic |= set(camp.loc[camp["source"] == "logic", "capture"])
     site_based = set()
-    for cid, df in iter_instances(out_dir):
-        if "start_site" in df.columns and (df["start_site"].fillna("") != "").any():
+    for cid, df in inst.items():
+        if "start_site" in df.columns and (df["start_site"].notna() & (df["start_site"] != "")).any():
             site_based.add(cid)
     return sorted(set(camp["capture"]) - with_logic - site_based)
 
@@ -146,7 +145,8 @@ def _distributions(instances: Any, cid: str, ticks: bool) -> list[str]:
     unit = "ticks" if ticks else "ns"
     df = instances[(instances["unit"] == unit) & ~instances["metric"].str.startswith("cpu.")]
     ser = [F.Series(str(m), d["value"].to_numpy(float), d["start_ts"].to_numpy(float),
-                    d["instance"].to_numpy("int64"), capture=cid) for m, d in df.groupby("metric")]
+                    d["instance"].to_numpy("int64"), capture=cid)
+           for m, d in df.groupby("metric", observed=True)]
     ser = sorted((s for s in ser if s.values.size > 1 and np.isfinite(s.values).any()),
                  key=lambda s: float(np.nanmedian(s.values)))
     groups: list[list[F.Series]] = []

@@ -266,24 +266,23 @@ def _site_metrics(df: Any) -> Any:
     shown on the recordings' own pages and in the statistics tables)."""
     df = df[(df["unit"] == "ns") & ~df["metric"].str.startswith(("cpu.", "kernel."))]
     if "start_site" in df.columns:
-        df = df[df["start_site"].fillna("") != ""]
+        df = df[df["start_site"].notna() & (df["start_site"] != "")]
     return df
 
 
-def series(out_dir: Path, camp: Any, max_metrics: int = 80) -> dict[str, list[Series]]:
+def series(inst: dict[str, Any], camp: Any, max_metrics: int = 80) -> dict[str, list[Series]]:
     """chart title -> one :class:`Series` per RTOS (trace instances where the capture has a trace,
     else the first pin profile), for the distribution charts. One chart per metric, variant (build
-    configuration) and time scale: only the runs of one RTOS that share all three are pooled."""
+    configuration) and time scale: only the runs of one RTOS that share all three are pooled.
+    ``inst``: each capture's instances (``campaign.tables.read_instances``)."""
     import pandas as pd
-
-    from ..campaign.tables import iter_instances
 
     if camp is None or camp.empty:
         return {}
     cols = [c for c in ("rtos", "variant", "time_scale", "tracer") if c in camp.columns]
     ident = _with_axes(camp.drop_duplicates("capture")).set_index("capture")[cols]
-    frames = []
-    for cid, df in iter_instances(out_dir):
+    pieces: dict[tuple[Any, Any, Any], dict[tuple[str, Any], list[tuple[str, Any]]]] = {}
+    for cid, df in inst.items():  # each capture's values grouped in place: no row gets copied
         if df.empty or cid not in ident.index:
             continue
         df = _site_metrics(df)
@@ -294,36 +293,45 @@ def series(out_dir: Path, camp: Any, max_metrics: int = 80) -> dict[str, list[Se
         if src == "logic":
             df = df[df["profile"] == sorted(df["profile"].unique())[0]]
         row = ident.loc[cid]
-        frames.append(df.assign(rtos=row["rtos"] or "?", variant=row["variant"], time_scale=row["time_scale"],
-                                tracer=row["tracer"], capture=cid))
-    if not frames:
+        if pd.isna(row["variant"]) or pd.isna(row["time_scale"]) or pd.isna(row["tracer"]):
+            continue  # (grouping by them left such rows out)
+        by = (str(row["rtos"] or "?"), row["tracer"])
+        for metric, g in df.groupby("metric", observed=True):
+            key = (str(metric), row["variant"], row["time_scale"])
+            pieces.setdefault(key, {}).setdefault(by, []).append((cid, g))
+    if not pieces:
         return {}
-    allv = pd.concat(frames)
-    several_ts = allv["time_scale"].nunique() > 1
+    several_ts = len({k[2] for k in pieces}) > 1
     out: dict[str, list[Series]] = {}
-    groups = sorted(allv.groupby(["metric", "variant", "time_scale"]),
-                    key=lambda kv: (kv[0][0], _natural(kv[0][1]), time_scale_order(kv[0][2])))
-    for (metric, variant, ts), g in groups[:max_metrics]:
+    keys = sorted(pieces, key=lambda k: (k[0], _natural(k[1]), time_scale_order(k[2])))
+    for key in keys[:max_metrics]:
+        metric, variant, ts = key
         title = " · ".join(str(p) for p in (metric, variant, ts if several_ts else "") if p)
-        tracers = g.groupby("rtos")["tracer"].nunique()
-        out[title] = [
-            Series(f"{r} ({t})" if tracers.get(r, 1) > 1 else str(r), gg["value"].to_numpy(float),
-                   gg["start_ts"].to_numpy(float), gg["instance"].to_numpy(np.int64),
-                   capture=", ".join(sorted(gg["capture"].unique())) if gg["capture"].nunique() <= 1 else "")
-            for (r, t), gg in sorted(g.groupby(["rtos", "tracer"]))
-        ]
+        tracers: dict[str, int] = {}
+        for r, _t in pieces[key]:
+            tracers[r] = tracers.get(r, 0) + 1
+        out[title] = [_pooled(f"{r} ({t})" if tracers[r] > 1 else r, parts)
+                      for (r, t), parts in sorted(pieces[key].items())]
     return out
 
 
-def outliers(out_dir: Path, camp: Any, per_metric: int = 3) -> Any:
+def _pooled(label: str, parts: list[tuple[str, Any]]) -> Series:
+    """One chart series from the instances of one RTOS and tracer, capture after capture."""
+    caps = sorted({cid for cid, _ in parts})
+    return Series(label, np.concatenate([g["value"].to_numpy(float) for _, g in parts]),
+                  np.concatenate([g["start_ts"].to_numpy(float) for _, g in parts]),
+                  np.concatenate([g["instance"].to_numpy(np.int64) for _, g in parts]),
+                  capture=", ".join(caps) if len(caps) <= 1 else "")
+
+
+def outliers(inst: dict[str, Any], per_metric: int = 3) -> Any:
     """The largest instances per metric and capture beyond Tukey's upper fence, with the window to
-    export around each (ns on the exported file's time axis: the trace clock, else the capture's)."""
+    export around each (ns on the exported file's time axis: the trace clock, else the capture's).
+    ``inst``: each capture's instances (``campaign.tables.read_instances``)."""
     import pandas as pd
 
-    from ..campaign.tables import iter_instances
-
     rows = []
-    for cid, df in iter_instances(out_dir):
+    for cid, df in inst.items():
         df = _site_metrics(df)
         if df.empty:
             continue
@@ -331,7 +339,7 @@ def outliers(out_dir: Path, camp: Any, per_metric: int = 3) -> Any:
         df = df[df["source"] == src]
         if src == "logic":
             df = df[df["profile"] == sorted(df["profile"].unique())[0]]
-        for metric, g in df.groupby("metric"):
+        for metric, g in df.groupby("metric", observed=True):
             v = g["value"].to_numpy(float)
             if v.size < 8:
                 continue
@@ -352,7 +360,7 @@ def window_for(start_ns: int, end_ns: int) -> str:
     return f"{max(start_ns - pad, 0)}:{end_ns + pad}"
 
 
-def failure_windows(out_dir: Path, rows: Any) -> Any:
+def failure_windows(out_dir: Path, rows: Any, instances: dict[str, Any]) -> Any:
     """The window to export for each FAIL / INCOMPLETE comparison: around the first unmatched
     occurrence, else around the paired instance with the largest |Δ| (trace clock, ns)."""
     import pandas as pd
@@ -366,12 +374,12 @@ def failure_windows(out_dir: Path, rows: Any) -> Any:
         first = r.get("first_unmatched_trace_ns")
         if first is not None and np.isfinite(float(first)):
             win, why = window_for(int(first), int(first)), f"{why}: first unmatched trace occurrence"
-        elif (cap_dir / "pairs.parquet").is_file() and (cap_dir / "instances.parquet").is_file():
+        elif (cap_dir / "pairs.parquet").is_file() and str(r["capture"]) in instances:
             pairs = pd.read_parquet(cap_dir / "pairs.parquet")
             pairs = pairs[(pairs["metric"] == r["metric"]) & (pairs["profile"] == r.get("profile", ""))]
             if not pairs.empty:
                 worst = pairs.loc[pairs["rel_diff_pct"].abs().idxmax()]
-                ins = pd.read_parquet(cap_dir / "instances.parquet")
+                ins = instances[str(r["capture"])]
                 hit = ins[(ins["metric"] == r["metric"]) & (ins["source"] == "trace")
                           & (ins["start_idx"] == worst["trace_start_idx"])]
                 if not hit.empty:

@@ -98,6 +98,6 @@ def test_events_with_another_oserror_is_not_hidden(tmp_path: Path, monkeypatch: 
     def fail(*_: object, **__: object) -> int:
         raise PermissionError(errno.EACCES, "Permission denied", "x.parquet")
 
-    monkeypatch.setattr("analyzers.stream.events.export_events", fail)
+    monkeypatch.setattr("analyzers.export.events_chunked.export_events", fail)
     with pytest.raises(PermissionError):
         cli.main(["events", str(CAPTURE / "trace.SVDat"), "-o", str(tmp_path / "x.parquet")])

@@ -114,7 +114,8 @@ def reference(trace) -> dict:
                 inst[cid][3].append(t)
             for p in [p for p in pending if p[2] == cid]:
                 pending.remove(p)
-                out[f"isr.{isr_names.get(p[0], f'irq{p[0]}')}.to_task"].append((t - p[1], p[1], t))
+                task = names.get(cid, f"task#{cid}")
+                out[f"isr.{isr_names.get(p[0], f'irq{p[0]}')}.to_task.{task}"].append((t - p[1], p[1], t))
         elif kind == K.TASK_SWITCH_OUT and not stack[c]:
             running[c] = "idle"
         elif kind == K.ISR_ENTER:
@@ -272,7 +273,7 @@ def test_ready_state_of_the_reference_is_not_vacuous():
     ref = reference(_open("stm32_gutya"))
     assert len(ref["task.myTask01.exec_time"]) > 100 and len(ref["task.myTask01.period.ready"]) > 100
     ref_tx = reference(_open("threadx_demo"))
-    assert any(k.endswith(".exec_time") for k in ref_tx) and any(k.endswith(".to_task") for k in ref_tx)
+    assert any(k.endswith(".exec_time") for k in ref_tx) and any(".to_task." in k for k in ref_tx)
     ref_esp = reference(_open("esp32_load_pair"))
     assert len(ref_esp["isr.SysTick.duration"]) > 100 and len(ref_esp["_busy"]) > 4
     # injected fault: one value off by one tick is caught by the same comparison
@@ -289,16 +290,19 @@ def test_ready_state_of_the_reference_is_not_vacuous():
 @pytest.mark.parametrize("suffix", [".wait_time", ".load", ".to_task", ".period.ready", ".duration"])
 def test_the_comparison_catches_one_value_off_by_one_tick(monkeypatch, suffix):
     """Injected fault: one instance of one metric kind off by 1 ns fails the comparison."""
+    import analyzers.metrics.isr as mi
     import analyzers.metrics.kernel as km
+    import analyzers.metrics.tasks as mt
 
     real = km.Series
 
     def shifted(metric, unit, start, end, value, *a, **k):
-        if metric.endswith(suffix) and len(value):
+        if (metric.endswith(suffix) or f"{suffix}." in metric) and len(value):
             value = np.array(value, dtype=float)
             value[len(value) // 2] += 1
         return real(metric, unit, start, end, value, *a, **k)
 
-    monkeypatch.setattr(km, "Series", shifted)
+    for mod in (km, mt, mi):  # every module that makes kernel series
+        monkeypatch.setattr(mod, "Series", shifted)
     with pytest.raises(AssertionError):
         test_kernel_metrics_match_an_independent_event_loop("threadx_demo")

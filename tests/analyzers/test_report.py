@@ -212,3 +212,44 @@ def test_one_total_of_comparisons(report, tmp_path):
     assert below and int(below.group(1)) == top
     assert top + int(below.group(2)) == len(xv)
     assert int(below.group(2)) == int((xv["capture"] == control).sum())
+
+
+def _reads_of_instances(monkeypatch, out):
+    """How many times rendering ``out`` reads each capture's instances.parquet."""
+    import pyarrow.parquet as pq
+
+    reads: dict[str, int] = {}
+    real_table, real_pd = pq.read_table, pd.read_parquet
+
+    def count(path, *a, **k):
+        if str(path).endswith("instances.parquet"):
+            reads[str(path)] = reads.get(str(path), 0) + 1
+        return (real_table if count.arrow else real_pd)(path, *a, **k)
+
+    def arrow(path, *a, **k):
+        count.arrow = True
+        return count(path, *a, **k)
+
+    def pandas(path, *a, **k):
+        count.arrow = False
+        return count(path, *a, **k)
+
+    monkeypatch.setattr(pq, "read_table", arrow)
+    monkeypatch.setattr(pd, "read_parquet", pandas)
+    render(out)
+    return reads
+
+
+def test_each_instances_file_is_read_once(report, monkeypatch):
+    """The report reads every capture's instances once (``campaign.tables.read_instances``), however
+    many sections show them; reading them again for a section fails this."""
+    out, _ = report
+    files = {str(p) for p in out.rglob("instances.parquet")}
+    reads = _reads_of_instances(monkeypatch, out)
+    assert set(reads) == files and set(reads.values()) == {1}
+    from analyzers.report import select as S
+
+    real = S.outliers
+    monkeypatch.setattr(S, "outliers", lambda inst, *a, **k: real(
+        dict(__import__("analyzers.campaign.tables", fromlist=["x"]).iter_instances(out)), *a, **k))
+    assert set(_reads_of_instances(monkeypatch, out).values()) == {2}  # injected: a second read

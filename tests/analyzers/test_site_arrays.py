@@ -60,7 +60,7 @@ def test_read_after_the_spill_folder_is_gone_then_removed(tmp_path: Path) -> Non
     assert not folder.exists()
     name = next(n for n in got.ts if got.ts.on_disk(n))
     with reuse_site_events():
-        from analyzers.stream.metrics import seed_site_events
+        from analyzers.sites import seed_site_events
 
         seed_site_events(trace, load_sites(), got)
         shared = site_events(trace, load_sites())

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from analyzers.cli import main
+from analyzers.export import events_chunked as sev
+from analyzers.export.events_chunked import write_events_chunked
 from analyzers.export.events_table import write_events
-from analyzers.stream import events as sev
-from analyzers.stream.events import write_events_chunked
 from tests.conftest import CAPTURES, corpus_dir
 from trace_parsers import open_trace
 from trace_parsers.chunked import iter_trace_chunks, slice_trace

@@ -1,4 +1,4 @@
-"""``analyzers.stream.parts``: the streamed analyzers' per-chunk arrays, in memory or on disk.
+"""``analyzers.metrics.spill.Parts``: the streamed analyzers' per-chunk arrays, in memory or on disk.
 
 The chunked analysis must give the in-memory result whether its arrays are held in memory or
 written to the spill folder as they come (tests/analyzers/test_stream_analysis.py compares the
@@ -15,10 +15,10 @@ from pytest import MonkeyPatch
 
 from analyzers import site_arrays
 from analyzers.metrics import spill
+from analyzers.metrics import spill as sparts
 from analyzers.metrics.spill import Parts
 from analyzers.run import STREAMED, analyze_chunks
 from analyzers.sites import load_sites
-from analyzers.stream import parts as sparts
 from tests.analyzers.test_stream_analysis import RECORDINGS, _kernel_trace, _path, _same, in_memory
 from trace_parsers import open_trace
 from trace_parsers.chunked import slice_trace
@@ -135,9 +135,11 @@ def test_a_short_scratch_file_is_an_error(tmp_path: Path) -> None:
         p.concat()
 
 
-def assert_same_on_disk(trace: Any, size: int, folder: Path) -> None:
+def assert_same_on_disk(trace: Any, size: int, folder: Path, ref: dict[str, Any] | None = None) -> None:
+    """Spilled to ``folder`` in chunks of ``size`` events: the result of ``trace`` as one chunk in
+    memory (``ref``, computed here if not given)."""
     sites = load_sites()
-    ref = in_memory(trace, sites)
+    ref = ref if ref is not None else in_memory(trace, sites)
     with spill.spilling(folder):
         got = analyze_chunks(lambda: slice_trace(trace, size), sites)
         for name in STREAMED:
@@ -152,6 +154,7 @@ def assert_same_on_disk(trace: Any, size: int, folder: Path) -> None:
 def test_chunked_analysis_on_disk_equals_in_memory(tmp_path: Path, folder: str | None, name: str,
                                                    size: int) -> None:
     trace = open_trace(_path(folder, name), on_corrupt="skip")
+    ref = in_memory(trace, load_sites())  # in memory: before the appends are counted
     written: list[int] = []
     real = Parts.append
 
@@ -162,7 +165,7 @@ def test_chunked_analysis_on_disk_equals_in_memory(tmp_path: Path, folder: str |
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Parts, "append", counted)
-        assert_same_on_disk(trace, size, tmp_path)
+        assert_same_on_disk(trace, size, tmp_path, ref)
     assert written and all(written)  # every analyzer's arrays went to disk
 
 
@@ -223,7 +226,7 @@ def test_instance_pairs_across_batch_borders_are_caught(tmp_path: Path, monkeypa
                                                         recording: int) -> None:
     """The series of consecutive task instances (period, separation) made in batches without the
     previous batch's last instance in front lose the pairs across borders: the comparison fails."""
-    from analyzers.stream import tasks as stasks
+    from analyzers.metrics import tasks as stasks
 
     monkeypatch.setattr(sparts, "BATCH", 7)
     monkeypatch.setattr(spill, "BATCH", 7)
@@ -262,7 +265,7 @@ def test_switch_times_written_before_an_earlier_one_are_caught(tmp_path: Path, m
     """Switch times go to disk in the in-memory order, held back while an earlier switch-out
     still waits for its next switch-in (on another core): written as soon as found, the
     ``ctx_switch.switch_time`` rows come out of order and the comparison fails."""
-    from analyzers.stream import kernel as skernel
+    from analyzers.metrics import kernel as skernel
 
     real = skernel.KernelStream._sorted_switch_times
     monkeypatch.setattr(skernel.KernelStream, "_sorted_switch_times",
@@ -300,7 +303,7 @@ def test_yields_and_caused_switch_ins_on_disk(tmp_path: Path, monkeypatch: Monke
 def test_yields_paired_only_inside_their_batch_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
     """``ctx.yield_to_switch_in`` made in batches of candidate rows: a batch's last yield must be
     compared with the next batch's first yield (``pair_next``); without, the comparison fails."""
-    from analyzers.stream import ctxswitch
+    from analyzers.metrics import context_switch as ctxswitch
 
     def inside(batches: Any, key: Any) -> Any:
         for yts, e in batches:
@@ -318,7 +321,7 @@ def test_caused_switch_ins_written_before_an_earlier_one_are_caught(tmp_path: Pa
                                                                     size: int) -> None:
     """``ISR_TO_SCHED`` rows go to disk in row order, held back while an earlier one (on another
     core) still waits for its answer: written as soon as answered, the comparison fails."""
-    from analyzers.stream import sched
+    from analyzers.metrics import sched
 
     real = sched.CausedSwitchIn._write
 
@@ -377,9 +380,9 @@ def test_readies_switched_in_out_of_order_on_disk(tmp_path: Path, size: int) -> 
 
 def test_readies_written_before_an_earlier_one_are_caught(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
     """Ready-to-switch-in pairs go to disk in ready order, held back while an earlier ready still
-    waits for its task's switch-in: written as soon as found, ``isr.<name>.to_task`` loses its
+    waits for its task's switch-in: written as soon as found, ``isr.<name>.to_task.<task>`` loses its
     instance and the comparison fails."""
-    from analyzers.stream import isr as sisr
+    from analyzers.metrics import isr as sisr
 
     real = sisr.IsrStream._ready_switch_ins
     monkeypatch.setattr(sisr.IsrStream, "_ready_switch_ins",

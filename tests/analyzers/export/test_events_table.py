@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from analyzers.export.events_chunked import _NAME_COLUMNS, write_events_chunked
 from analyzers.export.events_table import write_events
-from analyzers.stream.events import _NAME_COLUMNS, write_events_chunked
 from trace_parsers import open_trace
 from trace_parsers.chunked import slice_trace
 
