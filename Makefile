@@ -32,7 +32,7 @@ demo: setup build
 	$(VENV)/bin/crosstrace report out/campaign -o out/report.html
 	@echo "open out/report.html"
 
-#: pytest workers (the machine's 2 cores); tests/firmware runs in one process after the rest
+#: pytest workers (the machine's 2 cores), firmware tests included (each builds in its own temporary folder)
 PYTEST_JOBS ?= 2
 
 .PHONY: test ## the test suite (pytest + cargo test); fails if no test ran
@@ -74,8 +74,8 @@ notebooks: $(VENV)/.installed
 bench: build
 	$(PY) -m bench
 
-.PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci, fw-ci-zephyr), all tests (firmware included)
-ci: setup lint docs-check fw-ci fw-ci-zephyr test-all fuzz-ci
+.PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci, fw-ci-zephyr, fw-ci-riot), all tests (firmware included)
+ci: setup lint docs-check fw-ci fw-ci-zephyr fw-ci-riot test-all fuzz-ci
 
 .PHONY: clean ## remove build outputs
 clean:
@@ -84,5 +84,6 @@ clean:
 # ---- firmware, virtual lab and captures (firmware/README.md, captures/README.md) -------------------
 -include firmware/firmware.mk
 -include firmware/zephyr/zephyr.mk
+-include firmware/ports/riot/riot.mk
 -include firmware/tools/vla/vla.mk
 -include tools/fuzz/fuzz.mk

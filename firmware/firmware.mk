@@ -20,6 +20,9 @@ QEMU_FLAGS = -M netduinoplus2 -nographic -monitor none -serial stdio \
 fw_dep = $(if $(wildcard $(CT_DEPS_DIR)/$(1)),-DFETCHCONTENT_SOURCE_DIR_$(2)=$(abspath $(CT_DEPS_DIR)/$(1)))
 FW_DEP_ARGS = $(call fw_dep,FreeRTOS-Kernel,FREERTOS_KERNEL) $(call fw_dep,segger,SEGGER) \
   $(call fw_dep,threadx,THREADX)
+# µC/OS-III and µC/OS-II (ports/ucos3, ports/ucos2) and SEGGER's SystemView glue for them
+FW_DEP_ARGS += $(call fw_dep,uC-OS3,UC_OS3) $(call fw_dep,uC-CPU,UC_CPU) $(call fw_dep,uC-LIB,UC_LIB) \
+  $(call fw_dep,uC-OS2,UC_OS2) $(call fw_dep,segger-sysview-ucos,SEGGER_SYSVIEW_UCOS)
 fw_out = $(FW_BUILD)/$(1)/$(2)/$(3)$(if $(4),-$(4))
 
 # $(call fw_build,rtos,board,app,variant,opts)
@@ -46,8 +49,12 @@ FW_RTOSES := baremetal \
 
 .PHONY: fw ## build one firmware image: RTOS=.. BOARD=.. APP=.. [VARIANT=..] [OPTS="-DCT_NTASKS=5"]
 fw:
+ifeq ($(RTOS),riot)
+	@$(MAKE) --no-print-directory fw-riot # RIOT builds with its own make (firmware/ports/riot/riot.mk)
+else
 	$(call fw_build,$(RTOS),$(BOARD),$(APP),$(VARIANT),$(OPTS))
 	@echo "built $(call fw_out,$(BOARD),$(RTOS),$(APP),$(VARIANT))/ct.elf"
+endif
 
 # Options that make an image fit its limits: ThreadX's TraceX buffer is a fixed RAM block (no streaming),
 # so its fft_workload records no queue-service events (0x40) and its ctx_switch N=10 makes 80 yields per
@@ -103,3 +110,24 @@ fw-ci:
 	  echo "fw-ci: $$n images built in $$(( $$(date +%s) - t0 )) s, $$w compiler warnings"; \
 	  if [ "$$w" != 0 ]; then grep -E 'warning:' $(FW_CI_LOG) | head -20; exit 1; fi
 	$(MAKE) --no-print-directory qemu-smoke SMOKE_DIR=$(FW_BUILD)/qemu_netduinoplus2
+
+# µC/OS-III and µC/OS-II (issue 35): every image of theirs for both boards with zero compiler warnings, then
+# every QEMU one booted to CT_DONE. Not part of fw-ci (CI time: tests/firmware/ucos samples them instead).
+# µC/OS-II runs one task per priority: no ctx_switch (ports/ucos2/port.cmake).
+FW_UCOS_LOG ?= $(FW_BUILD)/ucos-build.log
+.PHONY: fw-ucos ## every µC/OS-III and µC/OS-II image for both boards with zero warnings, each QEMU image booted
+fw-ucos:
+	@mkdir -p $(FW_BUILD)
+	@set -o pipefail; t0=$$(date +%s); { set -e; for b in $(FW_BOARDS); do \
+	  for r in ucos3 ucos2; do apps="calib periodic isr_latency fft_workload"; untr="isr_latency fft_workload"; \
+	    if [ $$r = ucos3 ]; then apps="$$apps ctx_switch"; untr="$$untr ctx_switch"; fi; \
+	    for a in $$apps; do $(MAKE) --no-print-directory fw RTOS=$$r BOARD=$$b APP=$$a; done; \
+	    for a in $$untr; do $(MAKE) --no-print-directory fw RTOS=$$r BOARD=$$b APP=$$a VARIANT=untraced OPTS=-DCT_TRACE=0; done; \
+	    $(MAKE) --no-print-directory fw RTOS=$$r BOARD=$$b APP=periodic VARIANT=load OPTS=-DCT_LOAD=1; \
+	    if [ $$r = ucos3 ]; then for n in 5 10; do \
+	      $(MAKE) --no-print-directory fw RTOS=$$r BOARD=$$b APP=ctx_switch VARIANT=n$$n OPTS=-DCT_NTASKS=$$n; done; fi; \
+	  done; done; } 2>&1 | tee $(FW_UCOS_LOG) | grep -E '^built'; \
+	  n=$$(grep -c '^built ' $(FW_UCOS_LOG)); w=$$(grep -cE 'warning:' $(FW_UCOS_LOG) || true); \
+	  echo "fw-ucos: $$n images built in $$(( $$(date +%s) - t0 )) s, $$w compiler warnings"; \
+	  if [ "$$w" != 0 ]; then grep -E 'warning:' $(FW_UCOS_LOG) | head -20; exit 1; fi
+	$(PY) -m tests.firmware.qemu_smoke $(FW_BUILD)/qemu_netduinoplus2/ucos3 $(FW_BUILD)/qemu_netduinoplus2/ucos2

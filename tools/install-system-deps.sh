@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(sigrok-cli gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm cmake ninja-build chromium
       babeltrace2 python3-bt2  # babeltrace2: reference reader for the CTF differential tests
-      device-tree-compiler gperf)  # Zephyr firmware build (firmware/zephyr)
+      device-tree-compiler gperf  # Zephyr firmware build (firmware/zephyr)
+      make python3 git patch util-linux)  # RIOT firmware build (firmware/ports/riot: its make + scripts, git, patch; flock)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -13,7 +13,10 @@ from tests.conftest import IN_CI
 
 FW = Path(__file__).resolve().parents[2] / "firmware"
 # what each RTOS build needs: FreeRTOS-Kernel + SEGGER SystemView/RTT, or ThreadX
-RTOS_DEPS = {"freertos": ("FreeRTOS-Kernel", "segger"), "threadx": ("threadx",)}
+RTOS_DEPS = {"freertos": ("FreeRTOS-Kernel", "segger"), "threadx": ("threadx",),
+             "ucos3": ("uC-OS3", "uC-CPU", "uC-LIB", "segger", "segger-sysview-ucos"),
+             "ucos2": ("uC-OS2", "segger", "segger-sysview-ucos"),
+             "riot": ("RIOT", "RIOT-pkgs", "segger")}
 
 
 def deps_dir() -> Path:
@@ -36,5 +39,7 @@ def rtos_sources(rtos: str) -> dict[str, Path]:
 
 def fetchcontent_args(rtos: str) -> list[str]:
     """The -DFETCHCONTENT_SOURCE_DIR_<NAME>= arguments firmware.mk passes for ``rtos``."""
-    var = {"FreeRTOS-Kernel": "FREERTOS_KERNEL", "segger": "SEGGER", "threadx": "THREADX"}
+    var = {"FreeRTOS-Kernel": "FREERTOS_KERNEL", "segger": "SEGGER", "threadx": "THREADX", "uC-OS3": "UC_OS3",
+           "uC-CPU": "UC_CPU", "uC-LIB": "UC_LIB", "segger-sysview-ucos": "SEGGER_SYSVIEW_UCOS",
+           "uC-OS2": "UC_OS2"}
     return [f"-DFETCHCONTENT_SOURCE_DIR_{var[n]}={p.resolve()}" for n, p in rtos_sources(rtos).items()]

@@ -108,6 +108,10 @@ REPRODUCED = [
     "threadx/isr_latency-negctl-delay/ref",
     "zephyr/ctx_switch-n2/ref",  # Zephyr from CT_DEPS_DIR/zephyrproject (firmware/zephyr/zephyr.mk)
     "zephyr/tm_cooperative/ref",  # Thread-Metric on Zephyr: + the upstream test from CT_DEPS_DIR/threadx
+    "ucos3/isr_latency/ref",  # µC/OS-III + SEGGER's µC/OS SystemView glue (issue 35)
+    "ucos2/isr_latency/ref",  # µC/OS-II, the same recorder
+    "riot/ctx_switch-n2/ref",  # RIOT from CT_DEPS_DIR/RIOT (firmware/ports/riot/riot.mk; issue 35)
+    "freertos/finegrained-c/board",  # the fine-grained tests (firmware/apps/finegrained; issue 34 item 3)
 ]
 VOLATILE = (("qemu", "wall_s"), ("created_utc",))
 
@@ -195,22 +199,45 @@ REBUILT_ZEPHYR_SAMPLE = ("zephyr/calib-ctf/ref", "zephyr/isr_latency-mpu/ref", "
                          "zephyr/periodic-load/ref", "zephyr/fft_workload/ref")
 
 
+# The µC/OS images (~11 s each, issue 35: CI adds at most ~2 minutes for the µC/OS ports) are sampled too:
+# each kernel's isr_latency is rebuilt and rerun bit for bit by the reproduce test above; ucos3's
+# ctx_switch-n2 (the app µC/OS-II cannot run) stands for the others (same ports, kernels and recorder; the
+# apps are the FreeRTOS and ThreadX ones, rebuilt in full).
+REBUILT_UCOS_SAMPLE = ("ucos3/ctx_switch-n2/ref",)
+# RIOT (issue 35): ctx_switch-n2 is rebuilt and rerun by the reproduce test; calib and fft_workload stand for
+# the others (same port, tree and recorder; ~20 s for RIOT's own objects, then ~5 s per image)
+REBUILT_RIOT_SAMPLE = ("riot/calib/ref", "riot/fft_workload-f1/ref")
+SAMPLED_RTOSES = ("zephyr", "ucos3", "ucos2", "riot")
+
+
+# The fine-grained images (issue 34 item 3: 47, ~5-15 s each) differ only in one-letter test and trace
+# options: tests/firmware/test_finegrained.py rebuilds one traced image per RTOS (and boots it); these stand
+# for the untraced kinds (FreeRTOS and ThreadX; the H one also carries H's own options).
+REBUILT_FG_SAMPLE = ("freertos/finegrained-h-untraced/board", "threadx/finegrained-b-untraced/board")
+
+
 def rebuilt(spec, rid: str) -> bool:
     """Whether the rebuild check builds this campaign run's image (every FreeRTOS, ThreadX and bare-metal
-    one; the Zephyr ones sampled)."""
+    one; the Zephyr and µC/OS ones sampled)."""
+    if spec.app == "finegrained":
+        return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_FG_SAMPLE
     if spec.rtos == "zephyr":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_SAMPLE + REBUILT_ZEPHYR_SAMPLE
+    if spec.rtos in SAMPLED_RTOSES:
+        return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_UCOS_SAMPLE + REBUILT_RIOT_SAMPLE
     return True
 
 
 def test_rebuild_sample_names_committed_runs():
     """Every sampled name is a run of the campaign (a renamed run cannot drop out of the check unseen), and
-    only Zephyr runs are sampled."""
+    only Zephyr and µC/OS runs are sampled."""
     runs = cap_mod.load_campaign()
     names = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs}
     assert set(REBUILT_TM_SAMPLE) <= names and set(REBUILT_ZEPHYR_SAMPLE) <= names
+    assert set(REBUILT_UCOS_SAMPLE) <= names and set(REBUILT_RIOT_SAMPLE) <= names
     skipped = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs if not rebuilt(s, rid)}
-    assert skipped and all(n.startswith("zephyr/") for n in skipped)
+    assert skipped and all(n.split("/")[0] in SAMPLED_RTOSES or "/finegrained-" in n for n in skipped)
+    assert set(REBUILT_FG_SAMPLE) <= names
 
 
 def _have_zephyr() -> bool:

@@ -118,11 +118,23 @@ def test_campaign_file_covers_the_matrix():
             continue
         assert len(names) >= 2
         assert any(p.samplerate == 100_000_000 and p.ppm == 50 for p in s.profiles)
+    # the fine-grained tests (issue 34) run at board speed only: traced with ideal + la100, pins-only la100
+    fine = {k: s for k, s in board.items() if k[1].startswith("finegrained-")}
+    assert len(fine) >= 3 * 8 * 2 - 1 and not set(fine) & set(ref)
+    for k, s in fine.items():
+        want = ["la100"] if str(s.options.get("CT_TRACE", 1)) == "0" else ["ideal", "la100"]
+        assert s.shift == 3 and [p.name for p in s.profiles] == want, k
+    board = {k: s for k, s in board.items() if k not in fine}
     # board speed (issue 12): the same runs as the reference campaign of the four tests and calib (not the
     # negative controls, nor the runs marked rerun = false), at 8 ns per instruction
     core = ("ctx_switch", "periodic", "isr_latency", "fft_workload", "calib")
+    # µC/OS (issue 35): the same but the FFT runs (rerun = false: the µC/OS share of captures/); RIOT:
+    # calib, two tasks switching and the ISR latency (the RIOT share of captures/)
+    no_board = {("ucos3", "fft_workload-f1"), ("ucos2", "fft_workload-f1")}
+    riot = {("riot", "calib"), ("riot", "ctx_switch-n2"), ("riot", "isr_latency")}
     assert set(board) == {k for k in ref if "negctl" not in k[1] and k[1].split("-")[0] in core
-                          and k[0] in ("baremetal", "freertos", "threadx")}
+                          and k[0] in ("baremetal", "freertos", "threadx", "ucos3", "ucos2")
+                          and k not in no_board} | riot
     for k, s in board.items():
         assert s.shift == 3 and [p.name for p in s.profiles] == ["la100", "la24"]
         shortened = {"CT_ITERATIONS": "10000"} if k == ("freertos", "isr_latency-long") else {}

@@ -7,7 +7,8 @@ Two sources, one model (:class:`OsTable`):
   ``Option`` lines as options);
 * the bundled tables in ``data/`` (crosstrace's own JSON format), one per patch numbering:
   ``freertos_segger`` (SEGGER's FreeRTOS patch, id = 32 + apiID), ``freertos_espidf``
-  (ESP-IDF's patch) and ``zephyr`` (Zephyr's tracing subsystem, ids 32-166 of Zephyr 4.3).
+  (ESP-IDF's patch), ``zephyr`` (Zephyr's tracing subsystem, ids 32-166 of Zephyr 4.3), ``ucos3`` and
+  ``ucos2`` (SEGGER's µC/OS-III and µC/OS-II glue: ids 33-61, 33-67).
   :func:`choose_table` picks one from SYSDESC (``O=``, ``D=``, ``C=``).
 
 Example::
@@ -26,7 +27,7 @@ from pathlib import Path
 from ..errors import TraceFormatError
 
 DATA_DIR = Path(__file__).with_name("data")
-BUNDLED = ("freertos_segger", "freertos_espidf", "zephyr")
+BUNDLED = ("freertos_segger", "freertos_espidf", "zephyr", "ucos3", "ucos2")
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,15 @@ def load_description(spec: str | Path | OsTable) -> OsTable:
 
 
 def choose_table(sysdesc: dict[str, str]) -> str | None:
-    """Pick a bundled table from SYSDESC keys, or None when the OS has none (not FreeRTOS or Zephyr)."""
+    """Pick a bundled table from SYSDESC keys, or None when the OS has none (not FreeRTOS, Zephyr or
+    µC/OS-III/II)."""
     os_name = sysdesc.get("O", "").strip().lower()
     if os_name == "zephyr":
         return "zephyr"
+    if os_name == "ucos-iii":
+        return "ucos3"
+    if os_name == "ucos-ii":
+        return "ucos2"
     if os_name != "freertos":
         return None
     dev = (sysdesc.get("D", "") + " " + sysdesc.get("C", "")).lower()

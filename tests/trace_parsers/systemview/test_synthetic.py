@@ -273,6 +273,8 @@ def test_description_file_and_tables(tmp_path: Path) -> None:
     assert choose_table({"O": "FreeRTOS", "D": "ESP32"}) == "freertos_espidf"
     assert choose_table({"O": "FreeRTOS", "D": "STM32F429"}) == "freertos_segger"
     assert choose_table({"O": "Zephyr"}) == "zephyr"
+    assert choose_table({"O": "uCOS-III"}) == "ucos3"
+    assert choose_table({"O": "uCOS-II"}) == "ucos2"
     assert choose_table({"O": "embOS"}) is None
     # a user description overrides the bundled choice
     enc = Encoder()
