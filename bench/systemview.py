@@ -2,9 +2,8 @@
 
 Rows (``run() -> list[dict]``):
 * Rust packet loop alone (``decode_stream``) and the full ``read_systemview`` (the fused Rust pass,
-  bytes -> event rows; the Rust conversion of whole-stream raw columns with
-  ``CROSSTRACE_SV_FUSED=0``; the NumPy conversion with ``CROSSTRACE_SV_FAST=0``) on the largest
-  corpus file and on a >= 100 MB synthetic stream generated into a temp dir (never committed);
+  bytes -> event columns: its one path) on the largest corpus file and on a >= 100 MB synthetic
+  stream generated into a temp dir (never committed);
 * ``read_systemview`` then ``Trace.events``: the peak when the row table is built from the
   columns the fused pass holds (what an analyzer that still asks for rows pays);
 * every figure (time and peak RSS per event) from its own fresh processes, best of
@@ -306,15 +305,11 @@ def _whole_process(cmd: list[str], cwd: Path | None = None, repeat: int = 1) -> 
 
 
 def _file_rows(label: str, path: Path) -> list[dict]:
-    """Decode core, full reader (Rust conversion) and full reader (NumPy conversion), each figure
-    from its own fresh processes (best of ``REPEAT``)."""
+    """Decode core and full reader, each figure from its own fresh processes (best of ``REPEAT``)."""
     size = path.stat().st_size
     dec = _child(_PEAK_DECODE, str(path))
     full = _child(_PEAK_FULL, str(path))
-    ref = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_FAST": "0"})
     rows_too = _child(_PEAK_FULL, str(path), env={"CT_BENCH_ROWS": "1"})
-    blocks = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_BLOCKS": "1"})
-    columns = _child(_PEAK_FULL, str(path), env={"CROSSTRACE_SV_FUSED": "0"})
     n = dec["n"]
     shared = f"best of {REPEAT} fresh processes on a shared machine"
     rows = [
@@ -324,9 +319,7 @@ def _file_rows(label: str, path: Path) -> list[dict]:
         {"name": f"{label}: Rust decode MB/s (CPU time)", "value": round(size / dec["cpu"] / 1e6, 1),
          "unit": "MB/s", "note": f"wall {size / dec['dt'] / 1e6:.1f} MB/s"},
     ]
-    for tag, r in (("read_systemview", full), ("read_systemview NumPy path", ref),
-                   ("read_systemview raw columns (CROSSTRACE_SV_FUSED=0)", columns),
-                   ("read_systemview by blocks (CROSSTRACE_SV_BLOCKS=1)", blocks)):
+    for tag, r in (("read_systemview", full),):
         rate = r["n"] / r["cpu"]
         rows += [
             {"name": f"{label}: {tag} events/s (CPU time)", "value": round(rate), "unit": "events/s",
@@ -349,11 +342,6 @@ def _file_rows(label: str, path: Path) -> list[dict]:
          "value": round(rows_too["peak_kb"] * 1024 / max(rows_too["n"], 1), 1), "unit": "B/event",
          "note": f"the row table built from the columns after the read: {rows_too['cpu']:.3f} s CPU "
                  "in all; what an analyzer that still asks for rows pays"},
-        {"name": f"{label}: Rust vs NumPy conversion (CPU time)",
-         "value": round(ref["cpu"] / full["cpu"], 2), "unit": "x",
-         "ratio": round(ref["cpu"] / full["cpu"], 2), "peer": "faster than the NumPy path:",
-         "note": f"Rust path {full['cpu']:.3f} s vs NumPy path {ref['cpu']:.3f} s CPU; peak "
-                 f"{full['peak_kb'] / 1024:.0f} MB vs {ref['peak_kb'] / 1024:.0f} MB"},
     ]
     return rows
 

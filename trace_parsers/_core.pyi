@@ -47,11 +47,8 @@ def sv_convert(
     tick_hz: int,
     origin: int,
     log_base: int,
-    consume: bool = False,
 ) -> tuple[bytearray, list[int], bool]:
     """Fill ``rows`` EVENT_DTYPE rows (51 bytes each) from the raw columns: kinds, payloads, task
     indices, running context per core, ns timestamps. Returns ``(bytearray, api_ids, sorted)``.
-    ``consume=True`` releases the raw columns' pages as they are converted (their content is
-    undefined afterwards).
     """
     ...

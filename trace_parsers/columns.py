@@ -109,7 +109,9 @@ def _take(s: Storage, key: Any, n_new: int) -> Storage:
         start, stop, step = key.indices(s.n)
         if step == 1:
             lo, hi = np.searchsorted(s.idx, [start, max(start, stop)])
-            return Sparse(s.idx[lo:hi] - start, s.val[lo:hi], n_new, s.default)
+            idx = s.idx[lo:hi]  # (narrow: `start` fits its dtype only when a stored row is >= it)
+            return Sparse(idx - idx.dtype.type(start) if len(idx) else idx.copy(), s.val[lo:hi],
+                          n_new, s.default)
         key = np.arange(start, stop, step)
     if key.dtype == np.bool_:
         keep = key[s.idx]

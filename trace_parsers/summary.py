@@ -88,12 +88,11 @@ def _ctf(p: Path, on_corrupt: str, kw: dict[str, Any]) -> TraceSummary | None:
 
 
 def _systemview(p: Path, on_corrupt: str, kw: dict[str, Any]) -> TraceSummary | None:
-    from .systemview import read_columns
-    from .systemview.summary import available
+    from .systemview.summary import available, summarize
 
     if not available():
         return None
-    return read_columns([p], on_corrupt=on_corrupt, summary=True)  # type: ignore[return-value]
+    return summarize([p], on_corrupt=on_corrupt)  # type: ignore[no-any-return]
 
 
 def _sigrok(p: Path, on_corrupt: str, kw: dict[str, Any]) -> TraceSummary:

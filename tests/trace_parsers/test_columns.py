@@ -251,3 +251,12 @@ def test_take_of_a_few_rows_never_expands_a_sparse_column():
     assert got["value"].tolist() == [9, VALUE_NULL, -7, -7]
     assert got["target_id"].tolist() == [-1] * 4
     assert got.storage("value").idx.tolist() == [0, 2, 3]
+
+
+def test_narrow_sparse_rows_sliced_past_their_range():
+    """A sparse column whose stored rows all lie below 256 (uint8 ``idx``), sliced from row 256
+    on: no stored row, no overflow (a small SystemView recording cut into one-event chunks)."""
+    sp = Sparse(np.array([2, 200], dtype=np.uint8), np.array([7, 8], dtype=np.int8), 600, VALUE_NULL)
+    c = Columns.empty(600).with_storage("value", sp)
+    assert c[256:257]["value"].tolist() == [VALUE_NULL]
+    assert c[150:600]["value"][50] == 8 and c[199:201]["value"].tolist() == [VALUE_NULL, 8]

@@ -25,9 +25,8 @@ Memory: one chunk of events (``chunk_events`` x 51 bytes), plus per stream one b
 columns and converted events (~20x ``block_bytes``), plus the side tables (which grow with the
 number of tasks, messages and damage records, not with the number of events). The chunk just
 handed out is the caller's: drop it before asking for the next to keep one chunk alive.
-Without the compiled converter (``CROSSTRACE_SV_FAST=0``), and for several streams whose
-tick -> ns conversion wraps (a damaged INIT rate: the whole read's sort then has no streaming
-equivalent), the chunks are slices of one whole read.
+For several streams whose tick -> ns conversion wraps (a damaged INIT rate: the whole read's
+sort then has no streaming equivalent), the chunks are slices of one whole read.
 """
 
 from __future__ import annotations
@@ -43,9 +42,10 @@ import numpy as np
 from .. import _core
 from ..errors import TraceFormatError, validate_on_corrupt
 from ..model import EVENT_DTYPE, Diagnostic, EventKind, Trace, empty_events
-from .convert import StreamInfo, _collect, _stream_diags, assemble_trace, stream_facts
+from .convert import assemble_trace
 from .decode import RawStream, open_container, raw_stream
 from .format import MODULE_EVENT_OFFSET
+from .streams import StreamInfo, _collect, _stream_diags, stream_facts
 
 __all__ = ["iter_chunks"]
 
@@ -288,62 +288,6 @@ def _api_ids(streams: list[_Stream], table: Any) -> set[int]:
     return out
 
 
-def available() -> bool:
-    """True when the compiled core has the resumable decoder and converter (and
-    ``CROSSTRACE_SV_FAST`` is not ``0``)."""
-    from . import fast
-
-    return fast.available() and hasattr(_core, "SvStreamDecoder") and hasattr(_core, "SvConverter")
-
-
-def read_whole(paths: list[Path], *, description: Any, on_corrupt: str,
-               block_bytes: int = BLOCK_BYTES) -> Trace | None:
-    """``read_systemview`` by blocks: the scan pass, then every block converted in place into
-    one events array of the exact size (no raw columns of the whole file, no copy). None when
-    the streams' merge cannot be exact (the caller reads the whole file instead)."""
-    plan = _plan(paths, description, on_corrupt, block_bytes)
-    if len(plan.streams) > 1:
-        if not plan.monotonic:
-            return None
-        total = max(sum(s.events for s in plan.streams), 1)
-        tr = next(iter(_convert(plan, total, block_bytes)))
-        tr.diagnostics = _whole_order(plan, tr.diagnostics)
-        return tr
-    events = empty_events(0)
-    pending: list[Diagnostic] = []
-    if plan.streams:
-        s = plan.streams[0]
-        events = np.empty(s.events, dtype=EVENT_DTYPE)
-        out = (int(events.ctypes.data), int(events.nbytes)) if s.events else None
-        at = 0
-        for a in _stream_events(plan, 0, block_bytes, pending, out=out):
-            if at + int(a) > s.events:
-                raise TraceFormatError("the file changed while it was read (more events than "
-                                       "the scan pass found)", code="IO_ERROR", path=str(s.path))
-            at += int(a)
-        events = events[:at]
-    diags = list(plan.first_diags) + [d for sd in plan.stream_diags for d in sd] + plan.last_diags
-    if plan.overflow:
-        from .fast import overflow_diag
-
-        at_ovf = np.flatnonzero(events["kind"] == EventKind.OVERFLOW)
-        diags.append(overflow_diag(int(events["src_offset"][at_ovf[0]]) if len(at_ovf) else 0,
-                                   *plan.overflow))
-    t = plan.template
-    return Trace(events, t.meta, tasks=t.tasks, isrs=t.isrs, markers=t.markers,
-                 diagnostics=_whole_order(plan, diags), strings=t.strings)
-
-
-def _whole_order(plan: _Plan, diags: list[Diagnostic]) -> list[Diagnostic]:
-    """The whole read's order: container, end-of-stream checks, decoder records, trace-level."""
-    ids = {id(d) for d in diags}
-    stops = [d for s, sd in zip(plan.streams, plan.stream_diags) for d in sd[len(s.raw_diags):]]
-    dec = [d for s, sd in zip(plan.streams, plan.stream_diags) for d in sd[:len(s.raw_diags)]]
-    known = {id(d) for d in plan.first_diags + stops + dec}
-    rest = [d for d in diags if id(d) not in known]
-    return [d for d in plan.first_diags + stops + dec if id(d) in ids] + rest
-
-
 def iter_chunks(path: PathLike | Sequence[PathLike], *, chunk_events: int = 1 << 22,
                 description: Any = None, on_corrupt: str = "raise",
                 block_bytes: int = BLOCK_BYTES) -> Iterator[Trace]:
@@ -358,9 +302,6 @@ def iter_chunks(path: PathLike | Sequence[PathLike], *, chunk_events: int = 1 <<
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]  # type: ignore[arg-type]
     if not paths:
         raise ValueError("read_systemview needs at least one path")
-    if not available():
-        yield from _sliced(paths, chunk_events, description, on_corrupt)
-        return
     plan = _plan(paths, description, on_corrupt, block_bytes)
     if len(plan.streams) > 1 and not plan.monotonic:
         yield from _sliced(paths, chunk_events, description, on_corrupt)
@@ -370,10 +311,10 @@ def iter_chunks(path: PathLike | Sequence[PathLike], *, chunk_events: int = 1 <<
 
 def _sliced(paths: list[Path], chunk_events: int, description: Any,
             on_corrupt: str) -> Iterator[Trace]:
-    """Chunks of one whole read (no compiled converter: memory is not bounded)."""
-    from . import read_columns
+    """Chunks of one whole read (memory is not bounded)."""
+    from . import read_systemview
 
-    tr = read_columns(paths, description=description, on_corrupt=on_corrupt)
+    tr = read_systemview(paths, description=description, on_corrupt=on_corrupt)
     n = len(tr.events)
     starts = list(range(0, n, chunk_events)) or [0]
     for i, a in enumerate(starts):

@@ -1,38 +1,34 @@
-"""Raw SystemView packet columns -> the common event model, with the sequential work in Rust.
+"""The conversion decisions of a SystemView read, shared by the whole read (:mod:`.fused`), the
+chunk reader (:mod:`.chunks`) and ``crosstrace info``'s summary (:mod:`.summary`).
 
-Same result as :func:`.convert.build_trace` (the NumPy path, kept as the fallback), faster and with
-less memory: one Rust pass per stream (``_core.sv_scan``) finds the counts, metadata rows and task
-handles; the side tables are built here from those few rows exactly as ``convert`` does; a second
-pass (``_core.sv_convert``) maps ids to ``EventKind``, fills the payload columns, tracks the running
-context per core and converts ticks to ns, writing ``EVENT_DTYPE`` rows straight into the buffer
-that becomes ``Trace.events``. No per-event Python objects.
-
-``CROSSTRACE_SV_FAST=0`` forces the NumPy path (tests compare both).
+What the metadata packets decide before any event is converted (INIT, SYSDESC, the OS table:
+:func:`decide`; the task table: :func:`_task_table`), the messages and marker names
+(:func:`_texts`), and the trace-level diagnostics and metadata once the events are converted
+(:func:`_finish`). The per-event work is in the Rust core (``sv_model.rs``); no per-event Python
+objects.
 """
 
 from __future__ import annotations
 
 import array
 import functools
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _core
 from .._meta import Diagnostic, EventKind, Severity, Task
 from ..errors import diagnostic
 from .decode import RawStream
-from .streams import StreamInfo, _sysdesc_items, scan_streams, stream_facts
+from .streams import StreamInfo, _sysdesc_items, stream_facts
 
 if TYPE_CHECKING:  # pragma: no cover - NumPy is imported where the events table is built (the
     # side tables and metadata below serve `crosstrace info`'s NumPy-free summary too)
     import numpy as np
 
     from ..model import Trace
-from .description import OsTable, choose_table, load_bundled, load_description
-from .format import MODULE_EVENT_OFFSET, EvtId, ExSubId
+from .description import OsTable, bundled_table, choose_table, load_description
+from .format import EvtId, ExSubId
 
-__all__ = ["available", "build_trace_fast"]
+__all__ = ["decide", "Decided"]
 
 #: The packed row layout ``sv_model.rs`` writes (name, byte offset, dtype).
 _LAYOUT = (("ts", 0, "<i8"), ("ts_raw", 8, "<u8"), ("kind", 16, "u1"), ("core", 17, "u1"),
@@ -52,13 +48,6 @@ def _layout_ok() -> bool:
     fields = EVENT_DTYPE.fields
     return np.little_endian and all(fields[n][1] == off and fields[n][0] == np.dtype(dt)
                                     for n, off, dt in _LAYOUT)
-
-
-def available() -> bool:
-    """True when the compiled core has the converter and ``CROSSTRACE_SV_FAST`` is not ``0``."""
-    if os.environ.get("CROSSTRACE_SV_FAST", "1") == "0":
-        return False
-    return hasattr(_core, "sv_convert") and hasattr(_core, "sv_scan") and _layout_ok()
 
 
 def _cols(r: RawStream) -> dict[str, Any]:
@@ -128,7 +117,7 @@ def _table(description: Any, sysdesc: dict[str, str],
         table = load_description(description)
     else:
         pick = choose_table(sysdesc)
-        table = load_bundled(pick) if pick else None
+        table = bundled_table(pick) if pick else None
     if cache is not None:
         cache[key] = table
     return table
@@ -179,58 +168,6 @@ def handles_bytes(tasks: list[Task]) -> bytes:
     return array.array("Q", [t.native_handle for t in tasks]).tobytes()  # native uint64
 
 
-def build_trace_fast(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
-                     version: str, header: list[list[str]], esp_extension: bool, description: Any,
-                     on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Trace:
-    """``convert.build_trace`` with the per-event work in the Rust core (same arguments)."""
-    import numpy as np
-
-    from ..model import EVENT_DTYPE, concat_events, empty_events
-
-    diags: list[Diagnostic] = list(diagnostics or [])
-    infos, scans = scan_streams(streams, names, path, on_corrupt, diags, lambda r: _core.sv_scan(_cols(r)))
-
-    d = decide(infos, description, diags)
-    tasks = _task_table(infos, scans, d.ram_base, d.shift)
-    init, ram_base, shift, tick_hz = d.init, d.ram_base, d.shift, d.tick_hz
-    sysdesc_texts, sysdesc, isr_names, table = d.sysdesc_texts, d.sysdesc, d.isr_names, d.table
-    handle_bytes, named = handles_bytes(tasks), d.named
-    mins = [int(s["min_ts"]) for s in scans if s["min_ts"] is not None]
-    origin = min(mins) if mins else 0
-
-    strings: list[str] = []
-    markers: dict[int, str] = {}
-    parts: list[np.ndarray] = []
-    stream_meta: dict[str, Any] = {}
-    api_ids: set[int] = set()
-    for si, info in enumerate(infos):
-        r, sc = streams[si], scans[si]
-        stream_meta[info.name] = _stream_meta(r, info, sc, esp_extension)
-        log_base = len(strings)
-        _texts(r, sc["text_rows"], strings, markers)
-        mod_first = min([m["evt_off"] for m in info.modules] + [MODULE_EVENT_OFFSET])
-        # consume=True: the raw columns' pages are given back as they are converted, so the peak
-        # is about the events alone (the caller still references the stream object)
-        buf, api, _sorted = _core.sv_convert(
-            _cols(r), int(sc["events"]), start=int(r.start), stream_core=int(r.core),
-            esp=bool(esp_extension), ram_base=ram_base, shift=shift, handles=handle_bytes,
-            named=named, mod_first=int(min(mod_first, 0xFFFFFFFF)), tick_hz=tick_hz or 0,
-            origin=origin, log_base=log_base, consume=True)
-        api_ids.update(api)
-        streams[si] = None  # type: ignore[call-overload]  # free the raw columns early
-        del r
-        parts.append(np.frombuffer(buf, dtype=EVENT_DTYPE))
-        del buf
-    events = concat_events(parts) if len(parts) > 1 else (parts[0] if parts else empty_events(0))
-    del parts
-    if not events.flags.writeable:  # pragma: no cover - bytearray buffers are writable
-        events = events.copy()
-    return _finish(events, infos, scans, stream_meta, diags, table, api_ids, strings, markers,
-                   tasks, isr_names, sysdesc, sysdesc_texts, init, tick_hz, origin,
-                   path=path, sha256=sha256, version=version, header=header,
-                   esp_extension=esp_extension, n_streams=len(streams))
-
-
 def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, Any]],
             stream_meta: dict[str, Any], diags: list[Diagnostic], table: OsTable | None,
             api_ids: set[int], strings: list[str], markers: dict[int, str], tasks: list[Task],
@@ -238,7 +175,7 @@ def _finish(events: np.ndarray, infos: list[StreamInfo], scans: list[dict[str, A
             init: dict[str, Any] | None, tick_hz: int | None, origin: int, *, path: str,
             sha256: str, version: str, header: list[list[str]], esp_extension: bool,
             n_streams: int) -> Trace:
-    """Trace-level diagnostics and metadata (as ``convert.build_trace`` ends)."""
+    """Trace-level diagnostics and metadata, and the Trace of ``events``."""
     from .convert import assemble_trace
 
     diags.extend(unknown_id_diags(infos, stream_meta, table))

@@ -1,4 +1,4 @@
-"""``read_systemview`` in one fused Rust pass per stream: bytes -> event columns.
+"""``read_systemview``: one fused Rust pass per stream, bytes -> event columns, for every file.
 
 The file is read window by window (``WINDOW`` bytes, one reused buffer) into ``_core.SvFused``,
 which decodes each packet and converts it straight into the columns that become
@@ -11,10 +11,9 @@ metadata and message packets come back as a small ``RawStream`` for the Python s
 The conversion parameters (tick rate and IdShift from INIT, the task handle order, the OS table
 and module offsets, the time origin) are first decided from the start of every stream
 (``PREFIX`` bytes, where recorders put INIT, SYSDESC, TASK_INFO and MODULEDESC). After the pass
-they are decided again from the metadata of the whole recording, exactly as :mod:`.fast` does;
-when anything differs (a task named late, INIT after the start, ...) every stream is converted
-again with the final parameters, so the result always equals ``fast.build_trace_fast`` and the
-NumPy path.
+they are decided again from the metadata of the whole recording (:func:`.fast.decide`); when
+anything differs (a task named late, INIT after the start, ...) every stream is converted again
+with the final parameters.
 """
 
 from __future__ import annotations
@@ -30,23 +29,16 @@ from .. import _core
 from ..columns import concat, from_specs, sort_by_ts
 from ..model import Diagnostic, Trace
 from . import fast
-from .convert import StreamInfo, _collect, _stream_diags, stream_facts
 from .decode import Container, decode_stream, open_container, raw_stream
 from .format import MODULE_EVENT_OFFSET
+from .streams import StreamInfo, _collect, _stream_diags, stream_facts
 
-__all__ = ["available", "read_fused"]
+__all__ = ["read_fused"]
 
 #: Bytes read (and decoded) per window; a packet cut by the window end starts the next one.
 WINDOW = 8 << 20
 #: Bytes at the start of every stream that decide the provisional conversion parameters.
 PREFIX = 1 << 20
-#: Files whose streams are all at most this long are read by ``read_columns`` (``read_fused``
-#: returns None): the provisional decode would be a second whole decode, dearer than the columns.
-MIN_STREAM = PREFIX
-
-
-def available() -> bool:
-    return fast.available() and hasattr(_core, "SvFused")
 
 
 @dataclass
@@ -69,7 +61,7 @@ class _File:
 
 
 class _Tail:
-    """What ``read._check_stop`` reads of a stream: its packet count, last id and damage codes."""
+    """What ``_check_stop`` reads of a stream: its packet count, last id and damage codes."""
 
     def __init__(self, res: dict[str, Any]) -> None:
         self.n, self.id, self.diags = int(res["packets"]), [int(res["last_id"])], res["diags"]
@@ -109,8 +101,19 @@ class _Params:
                    min(mins) if mins else 0, mod_first), d, tasks
 
 
-def _provisional(streams: list[_Stream], description: Any, tables: dict[Any, Any]) -> _Params:
-    """The parameters the first ``PREFIX`` bytes of every stream decide."""
+@dataclass
+class _Decision:
+    """What the metadata of every stream decided: the parameters, the facts, the decision."""
+
+    params: _Params
+    infos: list[StreamInfo]
+    decided: fast.Decided
+    tasks: list[Any]
+    diags: list[Diagnostic]  #: SV_NO_INIT and the IdShift notice
+
+
+def _provisional(streams: list[_Stream], description: Any, tables: dict[Any, Any]) -> _Decision:
+    """The decision of the first ``PREFIX`` bytes of every stream (final when every stream fits)."""
     infos, scans = [], []
     for s in streams:
         with open(s.file.path, "rb") as f:
@@ -122,7 +125,9 @@ def _provisional(streams: list[_Stream], description: Any, tables: dict[Any, Any
         _collect(r, info, sc["meta_rows"])
         infos.append(info)
         scans.append(sc)
-    return _Params.decide(infos, scans, description, [], tables)[0]
+    diags: list[Diagnostic] = []
+    params, d, tasks = _Params.decide(infos, scans, description, diags, tables)
+    return _Decision(params, infos, d, tasks, diags)
 
 
 class _Hash:
@@ -221,23 +226,21 @@ def _pass(files: list[_File], streams: list[_Stream], p: _Params, hasher: _Hash 
     return results, smalls, strings, markers
 
 
-def read_fused(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise"
-               ) -> Trace | None:
-    """``read_columns`` with the fused Rust pass (same Trace, diagnostics and errors); None when
-    every stream is at most ``MIN_STREAM`` bytes (then ``read_columns`` is the faster read)."""
+def read_fused(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise") -> Trace:
+    """The Trace of ``read_systemview(paths)`` (its arguments checked there)."""
     from . import _check_stop
 
     files = [_open(p, on_corrupt) for p in paths]
     streams = _streams(files)
-    if all(s.end - s.start <= MIN_STREAM for s in streams):
-        return None
     hasher = _Hash()
     tables: dict[Any, Any] = {}  # OS tables loaded by the provisional decision, reused
     prov = _provisional(streams, description, tables)
-    results, smalls, strings, markers = _pass(files, streams, prov, hasher)
+    # every stream within PREFIX: the provisional decision saw the whole recording
+    whole = all(s.end - s.start <= PREFIX for s in streams)
+    results, smalls, strings, markers = _pass(files, streams, prov.params, hasher)
     sha = hasher.digest(files)
     diags: list[Diagnostic] = []
-    for fl in files:  # as read_columns: lost cores, then each stream's missing TRACE_STOP
+    for fl in files:  # lost cores, then each stream's missing TRACE_STOP
         diags.extend(fl.diags)
         for s, res in zip(streams, results):
             if s.file is fl:
@@ -246,13 +249,18 @@ def read_fused(paths: list[Path], *, description: Any = None, on_corrupt: str = 
     infos, scans = [], []
     for si, (s, res, small) in enumerate(zip(streams, results, smalls)):
         _stream_diags(small, si, s.name, path, on_corrupt, diags)
-        info = StreamInfo(name=s.name, core=s.core)
-        _collect(small, info, res["meta_rows"])
-        infos.append(info)
+        if not whole:
+            info = StreamInfo(name=s.name, core=s.core)
+            _collect(small, info, res["meta_rows"])
+            infos.append(info)
         scans.append({k: res[k] for k in ("counts", "handles", "ovf_values", "min_ts", "core_counts",
                                           "event_cores")} | {"events": res["events_n"]})
-    final, d, tasks = _Params.decide(infos, scans, description, diags, tables)
-    if final != prov:  # the start of the streams did not decide everything: convert again
+    if whole:
+        final, d, tasks, infos = prov.params, prov.decided, prov.tasks, prov.infos
+        diags.extend(prov.diags)
+    else:
+        final, d, tasks = _Params.decide(infos, scans, description, diags, tables)
+    if final != prov.params:  # the start of the streams did not decide everything: convert again
         del results
         results, smalls, strings, markers = _pass(files, streams, final, None)
     return _assemble(files, streams, results, infos, scans, d, tasks, strings, markers, diags,

@@ -1,9 +1,8 @@
 """The NumPy-free part of the SystemView conversion: per-stream facts, metadata packets, damage
 records as diagnostics, and the trace's metadata and side tables.
 
-Every reading path (the NumPy conversion in :mod:`.convert`, the Rust one in :mod:`.fast`, the fused
-and chunked reads, and the NumPy-free summary of ``crosstrace info``, :mod:`.summary`) builds these
-the same way from here.
+The whole read (:mod:`.fused`), the chunk reader (:mod:`.chunks`) and the NumPy-free summary of
+``crosstrace info`` (:mod:`.summary`) build these the same way from here.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def stream_facts(info: StreamInfo, *, core: int, packets: int, counts_by_id: dic
                  overflow_values: list[int], first: int | None, last: int | None, str_order: int,
                  core_counts: dict[str, int] | None) -> dict[str, Any]:
     """``meta.extra["streams"][name]``: one stream's facts, built the same way by every reading path
-    (NumPy, Rust whole read, chunked)."""
+    (whole read, chunked, summary)."""
     return {
         "core": core, "packets": packets, "counts_by_id": counts_by_id, "sync_zero_bytes": sync_bytes,
         "init": info.init, "inits": info.inits, "sysdesc_count": len(info.sysdesc), "sysdesc": info.sysdesc,
@@ -161,8 +160,8 @@ def scan_streams(streams: Sequence[RawStream], names: Sequence[str], path: str, 
                  diags: list[Diagnostic], scan: Callable[[RawStream], dict[str, Any]]
                  ) -> tuple[list[StreamInfo], list[dict[str, Any]]]:
     """Each stream's diagnostics, its ``scan(r)`` (the Rust ``sv_scan`` of its columns) and the
-    :class:`StreamInfo` collected from the scan's metadata rows: the first step of the reader
-    (``fast.build_trace_fast``) and of the NumPy-free summary (``summary.summarize_columns``)."""
+    :class:`StreamInfo` collected from the scan's metadata rows: the first step of the NumPy-free
+    summary (``summary.summarize_columns``)."""
     infos: list[StreamInfo] = []
     scans: list[dict[str, Any]] = []
     for si, (r, name) in enumerate(zip(streams, names)):

@@ -1,12 +1,11 @@
 """What ``crosstrace info`` shows of a small SystemView recording, without NumPy.
 
-The same passes as the whole read of a small file (:func:`.read_columns` with
-:func:`.fast.build_trace_fast`): the Rust packet loop (``_core.sv_decode``), scan
-(``_core.sv_scan``) and conversion (``_core.sv_convert``), the same Python for the metadata packets,
-side tables and diagnostics (:mod:`.streams`, :mod:`.fast`). Only the containers differ: the raw
-columns are ``memoryview`` casts of the decoder's buffers instead of NumPy arrays, and the converted
-rows (51-byte ``EVENT_DTYPE`` records) are counted per kind and read for the first/last ``ts`` and
-the OVERFLOW rows instead of becoming ``Trace.events``. The result is a
+The file is read at once and decoded into raw packet columns by the Rust packet loop
+(``_core.sv_decode``), scanned (``_core.sv_scan``) and converted (``_core.sv_convert``) into
+51-byte ``EVENT_DTYPE`` rows, with the Python of the whole read for the metadata packets, side
+tables and diagnostics (:mod:`.streams`, :mod:`.fast`). The raw columns are ``memoryview`` casts
+of the decoder's buffers (no NumPy), and the rows are counted per kind and read for the
+first/last ``ts`` and the OVERFLOW rows instead of becoming ``Trace.events``. The result is a
 :class:`~trace_parsers.summary.TraceSummary`; ``tests/analyzers/test_info_small.py`` compares it
 with the full read on every recording of the corpus and the captures.
 """
@@ -14,12 +13,15 @@ with the full read on every recording of the corpus and the captures.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from .. import _core
 from .._meta import Diagnostic, EventKind
-from .decode import RawStream
+from ..errors import TraceCorruptError, TraceFormatError, handle_corrupt
+from .decode import RawStream, looks_like_systemview, parse_container
 from .fast import (
     _stream_meta,
     _task_table,
@@ -42,6 +44,56 @@ _COLUMNS = (("id", "I"), ("core", "B"), ("nv", "B"), ("ts", "Q"), ("p0", "I"), (
 
 def available() -> bool:
     return hasattr(_core, "sv_convert") and hasattr(_core, "sv_scan") and hasattr(_core, "sv_decode")
+
+
+def summarize(paths: list[Path], *, description: Any = None, on_corrupt: str = "raise") -> Any:
+    """What ``read_systemview(paths)`` gives, as a :class:`~trace_parsers.summary.TraceSummary`
+    (same diagnostics and errors), each file read at once: for small files."""
+    from . import _check_stop
+
+    streams: list[RawStream] = []
+    diags: list[Diagnostic] = []
+    names: list[str] = []
+    headers: list[list[str]] = []
+    version, esp_ext = "", False
+    sha = hashlib.sha256()
+    for fi, p in enumerate(paths):
+        data = _read(p)
+        sha.update(data)
+        if not looks_like_systemview(data[:4096]):
+            raise TraceFormatError(
+                "expected a SystemView recording (a ';' text header or 10 zero bytes followed by "
+                f"TRACE_START 0x0a), found {data[:16].hex(' ') or 'an empty file'}",
+                code="SV_BAD_MAGIC", path=str(p), offset=0)
+        cont = parse_container(data, str(p))
+        headers.append(cont.header_lines)
+        version = version or cont.version
+        esp_ext = esp_ext or cont.esp_extension
+        for core, off in cont.lost_cores:
+            handle_corrupt(TraceCorruptError(
+                f"the file ends at 0x{len(data):x}, before the stream of Core{core} (declared at "
+                f"stream offset {off}, file offset 0x{cont.header_end + off:x}): that core is lost, "
+                "the cores before it are kept", code="TRUNCATED", path=str(p), offset=len(data)),
+                on_corrupt, diags)  # type: ignore[arg-type]
+        for core, start, end in cont.streams:
+            c = fi if len(paths) > 1 else core
+            r = decode_stream(data, c, start, end, esp_core_bit=cont.esp_extension)
+            streams.append(r)
+            names.append(f"Core{c}")
+            _check_stop(r, end, bool(cont.header_lines), f"Core{c}", diags)
+    return summarize_columns(streams, names, path=";".join(str(p) for p in paths),
+                             sha256=sha.hexdigest(), version=version or "raw", header=headers,
+                             esp_extension=esp_ext, description=description, on_corrupt=on_corrupt,
+                             diagnostics=diags)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise TraceFormatError(f"cannot read the file: {e.strerror}", code="IO_ERROR",
+                               path=str(path)) from None
 
 
 def decode_stream(data: bytes, core: int, start: int, end: int, *, esp_core_bit: bool = False,
@@ -87,7 +139,8 @@ def _scan(r: RawStream) -> dict[str, Any]:
 def summarize_columns(streams: list[RawStream], names: list[str], *, path: str, sha256: str,
                       version: str, header: list[list[str]], esp_extension: bool, description: Any,
                       on_corrupt: str, diagnostics: list[Diagnostic] | None = None) -> Any:
-    """:func:`.fast.build_trace_fast` (same arguments) as a TraceSummary."""
+    """The whole read's conversion of ``streams`` (raw columns of whole streams), as a
+    TraceSummary."""
     from ..summary import TraceSummary
 
     diags: list[Diagnostic] = list(diagnostics or [])
@@ -112,7 +165,7 @@ def summarize_columns(streams: list[RawStream], names: list[str], *, path: str, 
             _cols(r, keep), int(sc["events"]), start=int(r.start), stream_core=int(r.core),
             esp=bool(esp_extension), ram_base=d.ram_base, shift=d.shift, handles=handles_bytes(tasks),
             named=d.named, mod_first=int(min(mod_first, 0xFFFFFFFF)), tick_hz=d.tick_hz or 0,
-            origin=origin, log_base=log_base, consume=False)
+            origin=origin, log_base=log_base)
         del keep
         api_ids.update(api)
         parts.append(buf)
@@ -140,7 +193,7 @@ def _i64(b: bytearray, row: int, off: int, signed: bool = True) -> int:
 
 def _duration(parts: list[bytearray]) -> int:
     """Last minus first ``ts`` of the events table: one stream's rows as converted, several streams'
-    rows sorted by ``ts`` (``fast.build_trace_fast``: ``concat_events`` only for several)."""
+    rows sorted by ``ts`` (the whole read sorts only several)."""
     if len(parts) == 1:
         k = len(parts[0]) // ROW
         return _i64(parts[0], k - 1, _TS) - _i64(parts[0], 0, _TS) if k else 0

@@ -281,28 +281,3 @@ def test_decoder_rejects_misuse() -> None:
         dec.feed(b"\x00", True)  # `last` before the stream's end
     with pytest.raises(ValueError, match="chunk_events"):
         next(iter_chunks(__file__, chunk_events=0))
-
-
-def test_fallback_without_the_converter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``CROSSTRACE_SV_FAST=0``: slices of the whole (NumPy) read, same contract."""
-    p = _cases(1, tmp_path)[1]
-    monkeypatch.setenv("CROSSTRACE_SV_FAST", "0")
-    whole = read_systemview(p, on_corrupt="skip")
-    got = list(iter_chunks(p, chunk_events=3, on_corrupt="skip"))
-    assert chunk_differences(whole, got, 3) == []
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_read_by_blocks_equals_columns(seed: int, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """``CROSSTRACE_SV_BLOCKS=1`` (chunks.read_whole) gives the same Trace as the columns path,
-    diagnostics in the same order."""
-    from .test_fast import differences
-
-    for c in _cases(seed, tmp_path) + _corpus()[:3]:
-        for oc in ("raise", "skip"):
-            monkeypatch.setenv("CROSSTRACE_SV_BLOCKS", "0")
-            ref = _run(lambda c=c, oc=oc: read_systemview(c, on_corrupt=oc))
-            monkeypatch.setenv("CROSSTRACE_SV_BLOCKS", "1")
-            got = _run(lambda c=c, oc=oc: read_systemview(c, on_corrupt=oc))
-            assert differences(ref, got) == [], (c, oc)

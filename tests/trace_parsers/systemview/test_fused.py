@@ -1,9 +1,9 @@
-"""The fused Rust pass (systemview/fused.py): windows, the provisional parameters and their check.
+"""The fused Rust pass (systemview/fused.py, the whole read): windows, the provisional parameters
+and their check.
 
-``test_fast`` compares the fused path with the NumPy path and the raw-columns path on the corpus
-and synthetic streams; here: packets cut at every window end, a window smaller than one packet,
-streams whose start does not decide the parameters (second pass) and fault injection showing
-the checks can fail.
+The read does not depend on how it is cut: packets cut at every window end and a window smaller
+than one packet give the read in one window; streams whose start does not decide the parameters
+(second pass) give the read whose start decides them; fault injection shows the checks can fail.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from trace_parsers.model import Trace
 from trace_parsers.systemview import fused
 
 from ._encoder import Encoder
-from .test_fast import _outcome, _random_stream, differences
+from .test_fast import _random_stream, differences, outcome
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "SvFused"),
                                 reason="compiled core without SvFused (run `make build`)")
@@ -66,10 +66,10 @@ def test_parameters_decided_late(late_init: bool, tmp_path: Path, monkeypatch: p
     """The start of the stream (PREFIX bytes) misses a task and maybe INIT: converted again."""
     p = tmp_path / "late.SVDat"
     p.write_bytes(_late_stream(late_init=late_init))
+    ref = outcome(p)  # PREFIX (1 MB) holds the whole stream: one pass
     monkeypatch.setattr(fused, "PREFIX", 256)
-    ref = _outcome(p, monkeypatch, False)
     passes = _passes(monkeypatch)
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     assert differences(ref, got) == []
     assert len(passes) == 2
     assert [t.name for t in got.tasks] == ["early", "late"]
@@ -79,7 +79,7 @@ def test_parameters_decided_at_start_one_pass(tmp_path: Path, monkeypatch: pytes
     p = tmp_path / "early.SVDat"
     p.write_bytes(_late_stream())
     passes = _passes(monkeypatch)  # PREFIX (1 MB) holds the whole stream
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     assert len(passes) == 1 and isinstance(got, Trace)
 
 
@@ -88,10 +88,10 @@ def test_parameter_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     rows converted with the provisional ones would be kept, and differ."""
     p = tmp_path / "late.SVDat"
     p.write_bytes(_late_stream(late_init=True))
+    ref = outcome(p)
     monkeypatch.setattr(fused, "PREFIX", 256)
-    ref = _outcome(p, monkeypatch, False)
     monkeypatch.setattr(fused._Params, "__eq__", lambda a, b: True)
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     diff = differences(ref, got)
     assert any(d.startswith("column ts ") for d in diff)
     assert any(d.startswith("column ctx_id") for d in diff)
@@ -102,9 +102,9 @@ def test_windows_identical(window: int, tmp_path: Path, monkeypatch: pytest.Monk
     """Packets (and strings longer than the window) cut at every window end."""
     p = tmp_path / "w.SVDat"
     p.write_bytes(_random_stream(random.Random(11), n=300))
-    ref = _outcome(p, monkeypatch, False)
+    ref = outcome(p)
     monkeypatch.setattr(fused, "WINDOW", window)
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     assert differences(ref, got) == []
     assert got.columnar  # held as columns; the row table built from them equals the reference
     assert got.events.tobytes() == ref.events.tobytes()
@@ -114,7 +114,7 @@ def test_columns_are_compact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     """The fused read holds narrow, constant and sparse columns, well under the 51-byte row."""
     p = tmp_path / "c.SVDat"
     p.write_bytes(_random_stream(random.Random(5), n=3000))
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     held = got.columns.describe()
     assert held["ts"] == "int64" and held["ts_raw"] == "uint64"
     assert held["core"] == "const 0" and held["value"].startswith("sparse")
@@ -126,7 +126,7 @@ def test_comparison_detects_a_changed_fused_row(tmp_path: Path, monkeypatch: pyt
     """Fault injection: a fused pass that alters one byte of one row must be caught."""
     p = tmp_path / "f.SVDat"
     p.write_bytes(_random_stream(random.Random(7)))
-    ref = _outcome(p, monkeypatch, False)
+    ref = outcome(p)
     real = _core.SvFused
 
     class Broken:
@@ -146,34 +146,23 @@ def test_comparison_detects_a_changed_fused_row(tmp_path: Path, monkeypatch: pyt
             return d
 
     monkeypatch.setattr(_core, "SvFused", Broken)
-    got = _outcome(p, monkeypatch, True)
+    got = outcome(p)
     assert any(d.startswith("column target_id") for d in differences(ref, got))
-
-
-def test_small_files_read_from_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Streams up to MIN_STREAM bytes: ``read_fused`` declines, ``read_systemview`` reads them
-    from the raw columns (same trace)."""
-    p = tmp_path / "s.SVDat"
-    p.write_bytes(_random_stream(random.Random(4)))
-    assert fused.read_fused([p]) is None
-    monkeypatch.setattr(fused, "MIN_STREAM", p.stat().st_size - 1)
-    assert isinstance(fused.read_fused([p]), Trace)
 
 
 def test_hash_of_files_read_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The SHA-256 taken from the windows equals the file's, for one file and for a pair."""
     import hashlib
 
-    monkeypatch.setattr(fused, "MIN_STREAM", 0)
     a, b = tmp_path / "a_cpu0.SVDat", tmp_path / "a_cpu1.SVDat"
     a.write_bytes(_random_stream(random.Random(1)))
     b.write_bytes(_random_stream(random.Random(2)))
     monkeypatch.setattr(fused, "WINDOW", 100)
     one = fused.read_fused([a])
-    assert one is not None and one.meta.source_sha256 == hashlib.sha256(a.read_bytes()).hexdigest()
+    assert one.meta.source_sha256 == hashlib.sha256(a.read_bytes()).hexdigest()
     two = fused.read_fused([a, b])
     both = hashlib.sha256(a.read_bytes() + b.read_bytes()).hexdigest()
-    assert two is not None and two.meta.source_sha256 == both
+    assert two.meta.source_sha256 == both
 
 
 @pytest.mark.corpus

@@ -110,12 +110,10 @@ pub fn sv_scan<'py>(py: Python<'py>, cols: &Bound<'py, PyDict>) -> PyResult<Boun
 
 /// Fill `rows` EVENT_DTYPE rows from the raw columns of one stream into a new bytearray.
 /// Returns `(bytearray, api_ids, sorted)`.
-/// `consume=True`: the raw columns are released page by page as they are converted (their
-/// content is undefined afterwards), so the peak memory is about that of the events alone.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (cols, rows, *, start, stream_core, esp, ram_base, shift, handles, named,
-                    mod_first, tick_hz, origin, log_base, consume=false))]
+                    mod_first, tick_hz, origin, log_base))]
 pub fn sv_convert<'py>(
     py: Python<'py>,
     cols: &Bound<'py, PyDict>,
@@ -131,7 +129,6 @@ pub fn sv_convert<'py>(
     tick_hz: u64,
     origin: u64,
     log_base: i64,
-    consume: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<u32>, bool)> {
     if shift > 32 {
         return Err(PyValueError::new_err("shift must be 0..32"));
@@ -164,20 +161,10 @@ pub fn sv_convert<'py>(
             return Err(PyValueError::new_err("more rows than packets"));
         }
         let addr_ = addr;
-        let mut release = if consume {
-            Some(Release::new(&r))
-        } else {
-            None
-        };
         py.allow_threads(|| {
-            let mut progress = |j: usize| {
-                if let Some(rel) = release.as_mut() {
-                    rel.upto(j);
-                }
-            };
             // SAFETY: `addr` is a fresh bytearray of rows * ROW bytes that Python has not seen.
             let o = unsafe { std::slice::from_raw_parts_mut(addr_ as *mut u8, rows * ROW) };
-            sv_model::convert(&r, &p, o, &mut progress)
+            sv_model::convert(&r, &p, o, &mut |_| {})
         })
     });
     if done.rows != rows {
@@ -188,61 +175,6 @@ pub fn sv_convert<'py>(
         )));
     }
     Ok((buf, done.api_ids, done.sorted))
-}
-
-/// Gives the pages of already converted raw rows back to the kernel (`MADV_DONTNEED`).
-struct Release {
-    /// (first byte, element size, bytes) of each column.
-    cols: Vec<(usize, usize, usize)>,
-    /// Rows released so far.
-    done: usize,
-}
-
-impl Release {
-    fn new<O>(r: &Raw<'_, O>) -> Self {
-        fn c<T>(v: &[T]) -> (usize, usize, usize) {
-            (
-                v.as_ptr() as usize,
-                std::mem::size_of::<T>(),
-                std::mem::size_of_val(v),
-            )
-        }
-        Release {
-            cols: vec![
-                c(r.id),
-                c(r.core),
-                c(r.nv),
-                c(r.ts),
-                c(r.off),
-                c(r.p0),
-                c(r.p1),
-                c(r.p2),
-            ],
-            done: 0,
-        }
-    }
-
-    /// Release the whole pages holding rows `..j` of every column.
-    fn upto(&mut self, j: usize) {
-        let from = std::mem::replace(&mut self.done, j);
-        #[cfg(target_os = "linux")]
-        for &(base, size, len) in &self.cols {
-            const PAGE: usize = 4096;
-            // pages before the previous end were released then (it was rounded down)
-            let first = (base + PAGE - 1) & !(PAGE - 1);
-            let start = first.max((base + (from * size).min(len)) & !(PAGE - 1));
-            let end = (base + (j * size).min(len)) & !(PAGE - 1);
-            if end > start {
-                // SAFETY: the range lies inside the column, which the caller hands over
-                // (`consume=True`) and never reads again; MADV_DONTNEED only drops its pages.
-                unsafe {
-                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-                }
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = from;
-    }
 }
 
 /// `sv_convert` of a stream part by part (chunked reading): the running context per core, the

@@ -7,7 +7,7 @@
 //!
 //! The conversion parameters (tick rate, origin, task handles, OS table) are fixed before the
 //! pass; the caller checks them against what the whole stream's metadata decides and converts
-//! again when they differ (`trace_parsers/systemview/fast.py`).
+//! again when they differ (`trace_parsers/systemview/fused.py`).
 
 use crate::sv_model::{write_row, Conv, ConvState, Fields, Params, ROW};
 use crate::sv_scan::{Class, ScanAcc};

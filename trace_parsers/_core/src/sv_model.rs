@@ -2,8 +2,8 @@
 //! sequential pass: EventKind mapping, payload columns, task handles -> dense indices, running
 //! context per core (task / ISR with nesting / idle, reset by OVERFLOW) and integer tick -> ns.
 //!
-//! The rules are those of `trace_parsers/systemview/convert.py` (the NumPy path, kept as the
-//! fallback); `tests/trace_parsers/systemview/test_fast.py` checks both give identical traces.
+//! The rules are docs/methodology.md's ("Kernel state"). Used by the whole read (`sv_fused`), the
+//! chunk reader (`SvConverter`) and `crosstrace info`'s summary (`sv_convert`).
 //! No pyo3 here: the bindings are in `python_model.rs`.
 
 use std::collections::{HashMap, HashSet};
