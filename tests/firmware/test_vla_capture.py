@@ -118,9 +118,14 @@ def test_campaign_file_covers_the_matrix():
             continue
         assert len(names) >= 2
         assert any(p.samplerate == 100_000_000 and p.ppm == 50 for p in s.profiles)
-    # the fine-grained tests (issue 34) run at board speed only: traced with ideal + la100, pins-only la100
+    # the fine-grained tests (issue 34) run at board speed only: traced with ideal + la100, pins-only la100;
+    # all eight traced and untraced on FreeRTOS, ThreadX, Zephyr (less one: a VLA defect), and A, B, G, H
+    # traced on µC/OS-III, µC/OS-II and RIOT (issue 35; captures/ budget): test A, the paper's Tables 3
+    # and 4, on every RTOS of the paper
     fine = {k: s for k, s in board.items() if k[1].startswith("finegrained-")}
-    assert len(fine) >= 3 * 8 * 2 - 1 and not set(fine) & set(ref)
+    assert len(fine) == 3 * 8 * 2 - 1 + 3 * 4 and not set(fine) & set(ref)
+    assert {r for r, d in fine if d == "finegrained-a"} == {"freertos", "threadx", "zephyr", "ucos3", "ucos2",
+                                                             "riot"}
     for k, s in fine.items():
         want = ["la100"] if str(s.options.get("CT_TRACE", 1)) == "0" else ["ideal", "la100"]
         assert s.shift == 3 and [p.name for p in s.profiles] == want, k

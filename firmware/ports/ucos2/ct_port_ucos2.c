@@ -42,7 +42,7 @@ static struct {
     OS_EVENT *q;
     OS_MEM *mem;
     void *slots[CT_UCOS_QUEUE_DEPTH_MAX];
-    ct_msg blocks[CT_UCOS_QUEUE_DEPTH_MAX];
+    ct_msg blocks[CT_UCOS_QUEUE_DEPTH_MAX + 1u]; /* + 1: OSMemCreate needs >= 2 blocks */
 } queues[CT_MAX_QUEUES];
 
 static struct {
@@ -186,22 +186,25 @@ ct_status ct_queue_create(int id, unsigned depth)
     INT8U err;
     if (id < 0 || id >= CT_MAX_QUEUES || queues[id].q != 0 || depth == 0u || depth > CT_UCOS_QUEUE_DEPTH_MAX)
         return CT_ERR;
-    queues[id].mem = OSMemCreate(queues[id].blocks, (INT32U)depth, sizeof(ct_msg), &err);
+    queues[id].mem = OSMemCreate(queues[id].blocks, (INT32U)(depth + 1u), sizeof(ct_msg), &err);
     if (err != OS_ERR_NONE) return CT_ERR;
     queues[id].q = OSQCreate(queues[id].slots, (INT16U)depth);
     return queues[id].q != 0 ? CT_OK : CT_ERR;
 }
 
-/* Copy into a free block and post it; CT_ERR_TIMEOUT when no block is free (the queue is full). */
+/* Copy into a free block and post it; CT_ERR_TIMEOUT when the queue is full. The partition has one block
+ * more than the queue's depth (OSMemCreate refuses fewer than 2 blocks, and a depth-1 queue is what the
+ * fine-grained tests D and E use), so a full queue shows as the post's error; the block goes back. */
 static ct_status queue_put(int id, const ct_msg *msg)
 {
     INT8U err;
     ct_msg *blk = (ct_msg *)OSMemGet(queues[id].mem, &err);
     if (err != OS_ERR_NONE) return CT_ERR_TIMEOUT;
     *blk = *msg;
-    if (OSQPost(queues[id].q, blk) == OS_ERR_NONE) return CT_OK;
+    INT8U post_err = OSQPost(queues[id].q, blk);
+    if (post_err == OS_ERR_NONE) return CT_OK;
     (void)OSMemPut(queues[id].mem, blk);
-    return CT_ERR;
+    return post_err == OS_ERR_Q_FULL ? CT_ERR_TIMEOUT : CT_ERR;
 }
 
 ct_status ct_queue_send(int id, const ct_msg *msg, uint32_t timeout_ticks)

@@ -45,7 +45,7 @@ static struct {
 static struct {
     OS_Q q;
     OS_MEM mem;
-    ct_msg blocks[CT_UCOS_QUEUE_DEPTH_MAX];
+    ct_msg blocks[CT_UCOS_QUEUE_DEPTH_MAX + 1u]; /* + 1: OSMemCreate needs >= 2 blocks */
     int used;
 } queues[CT_MAX_QUEUES];
 
@@ -240,7 +240,7 @@ ct_status ct_queue_create(int id, unsigned depth)
     OS_ERR err;
     if (id < 0 || id >= CT_MAX_QUEUES || queues[id].used || depth == 0u || depth > CT_UCOS_QUEUE_DEPTH_MAX)
         return CT_ERR;
-    OSMemCreate(&queues[id].mem, queue_names[id], queues[id].blocks, (OS_MEM_QTY)depth, sizeof(ct_msg), &err);
+    OSMemCreate(&queues[id].mem, queue_names[id], queues[id].blocks, (OS_MEM_QTY)(depth + 1u), sizeof(ct_msg), &err);
     if (err != OS_ERR_NONE) return CT_ERR;
     OSQCreate(&queues[id].q, queue_names[id], (OS_MSG_QTY)depth, &err);
     if (err != OS_ERR_NONE) return CT_ERR;
@@ -248,7 +248,9 @@ ct_status ct_queue_create(int id, unsigned depth)
     return CT_OK;
 }
 
-/* Copy into a free block and post it; CT_ERR_TIMEOUT when no block is free (the queue is full). */
+/* Copy into a free block and post it; CT_ERR_TIMEOUT when the queue is full. The partition has one block
+ * more than the queue's depth (OSMemCreate refuses fewer than 2 blocks, and a depth-1 queue is what the
+ * fine-grained tests D and E use), so a full queue shows as the post's error; the block goes back. */
 static ct_status queue_put(int id, const ct_msg *msg)
 {
     OS_ERR err;
@@ -257,8 +259,9 @@ static ct_status queue_put(int id, const ct_msg *msg)
     *blk = *msg;
     OSQPost(&queues[id].q, blk, sizeof(ct_msg), OS_OPT_POST_FIFO, &err);
     if (err == OS_ERR_NONE) return CT_OK;
+    OS_ERR post_err = err;
     OSMemPut(&queues[id].mem, blk, &err);
-    return CT_ERR;
+    return post_err == OS_ERR_Q_MAX ? CT_ERR_TIMEOUT : CT_ERR;
 }
 
 ct_status ct_queue_send(int id, const ct_msg *msg, uint32_t timeout_ticks)
