@@ -41,7 +41,7 @@ test: setup build
 	PY=$(PY) bash tools/run-pytest.sh $(PYTEST_JOBS) $(PYTEST_ARGS)
 
 .PHONY: test-all ## the test suite including slow tests (large captures, QEMU runs)
-test-all: PYTEST_ARGS += --runslow
+test-all: PYTEST_ARGS += --runslow --durations=25
 test-all: test
 
 .PHONY: golden ## regenerate tests/golden/<capture-id>/metrics.json from captures/ (review the diff)

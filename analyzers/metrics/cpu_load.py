@@ -205,7 +205,8 @@ class CoreTimeline:
     ts: np.ndarray  #: event times
     owner: np.ndarray  #: label index per interval [ts[n], ts[n+1])
     labels: list[str]
-    cum: dict[int, np.ndarray]  #: label index -> running time up to ts[n]
+    cum: dict[int, tuple[np.ndarray, np.ndarray]]  #: label index -> its intervals, running time before each
+    groups: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  #: intervals by owner, their lengths
 
     def running(self, label: str, t: np.ndarray) -> np.ndarray:
         """Time ``label`` owned this core from the first event up to each time ``t``."""
@@ -213,13 +214,26 @@ class CoreTimeline:
             return np.zeros(np.asarray(t).size, np.int64)
         code = self.labels.index(label)
         if code not in self.cum:
-            dur = np.diff(self.ts, append=self.ts[-1])
-            self.cum[code] = np.concatenate(([0], np.cumsum(np.where(self.owner == code, dur, 0))))
+            self.cum[code] = self._intervals(code)
+        own, before = self.cum[code]
         t = np.asarray(t, dtype=np.int64)
         k = np.searchsorted(self.ts, t, side="right") - 1
         kk = np.maximum(k, 0)
         part = np.where(self.owner[kk] == code, t - self.ts[kk], 0)
-        return np.where(k >= 0, self.cum[code][kk] + part, 0)
+        return np.where(k >= 0, before[np.searchsorted(own, kk, side="left")] + part, 0)
+
+    def _intervals(self, code: int) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals ``code`` owns (indices, ascending) and its running time before each of
+        them and after the last. The intervals are grouped by owner once (a radix sort of the
+        small label indices), so each label costs its own intervals, not a pass over all."""
+        if self.groups is None:
+            small = self.owner.astype(np.int16 if len(self.labels) < 2**15 else np.int64)
+            order = np.argsort(small, kind="stable")
+            bounds = np.searchsorted(small[order], np.arange(len(self.labels) + 1))
+            self.groups = (order, bounds, np.diff(self.ts, append=self.ts[-1]))
+        order, bounds, dur = self.groups
+        own = order[bounds[code]:bounds[code + 1]]
+        return own, np.concatenate(([0], np.cumsum(dur[own])))
 
 
 def _load_scalars(busy: dict[str, int], window_ns: int, prefix: str) -> dict[str, tuple[float, str]]:

@@ -8,6 +8,7 @@ kernel-event latencies) follow as a table and as distributions.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,43 @@ def context_table(intervals: list[Any], window_ns: int, ticks: bool = False) -> 
     return pd.DataFrame(rows)
 
 
+def at_a_glance(g: Any, ticks: bool = False) -> tuple[Any, str]:
+    """What SystemView's and Tracealyzer's summaries show first, from the capture's campaign rows
+    ``g`` (machine-wide rows): per task its CPU share and response time (mean, p99, max), per ISR
+    its CPU share, rate and duration (p99, max); and a sentence on the share of the span lost to
+    overflows (``cpu.load.unknown``). Empty when the analysis wrote no kernel metrics."""
+    import pandas as pd
+
+    g = g[(g["source"] == "trace") & (g["core"].fillna(-1) == -1)] if "core" in g.columns else g
+    by = {str(r.metric): r for r in g.itertuples()}
+    scale, u = (1.0, "ticks") if ticks else (1e3, "us")
+    rows = []
+    for prefix, kind in (("task.", "task"), ("isr.", "ISR")):
+        timed = re.compile(rf"{re.escape(prefix)}(.+)\.(?:response_time|duration)")
+        names = sorted({m[len(f"cpu.load.{prefix}"):] for m in by if m.startswith(f"cpu.load.{prefix}")}
+                       | {h.group(1) for h in map(timed.fullmatch, by) if h})
+        for name in names:
+            cpu = by.get(f"cpu.load.{prefix}{name}")
+            row: dict[str, Any] = {"kind": kind, "name": name,
+                                   "cpu_pct": float(cpu.mean) if cpu is not None else np.nan}
+            if kind == "task":
+                rt = by.get(f"task.{name}.response_time")
+                row.update({f"response_mean_{u}": rt.mean / scale if rt is not None else np.nan,
+                            f"response_p99_{u}": rt.p99 / scale if rt is not None else np.nan,
+                            f"response_max_{u}": rt.max / scale if rt is not None else np.nan})
+            else:
+                rate, dur = by.get(f"isr.{name}.rate"), by.get(f"isr.{name}.duration")
+                row.update({f"rate_{rate.unit if rate is not None else 'per_s'}":
+                            float(rate.mean) if rate is not None else np.nan,
+                            f"duration_p99_{u}": dur.p99 / scale if dur is not None else np.nan,
+                            f"duration_max_{u}": dur.max / scale if dur is not None else np.nan})
+            rows.append(row)
+    lost = by.get("cpu.load.unknown")
+    words = (f"{float(lost.mean):.1f} % of the span is unknown (data lost to overflows, or before the "
+             "first switch-in): every share above is of the whole span." if lost is not None else "")
+    return pd.DataFrame(rows), words
+
+
 def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[str]:
     """The body parts of one recording's page (``table`` renders a DataFrame)."""
     from ..export.timeline import kernel_intervals
@@ -113,6 +151,10 @@ def page(out_dir: Path, cid: str, g: Any, instances: Any, table: Any) -> list[st
     ticks = tr is not None and not tr.meta.tick_hz  # no tick rate: ts is in ticks, and stays so
     if tr is not None:
         body.append(_facts(cid, tr, ticks))
+    glance, lost = at_a_glance(g, ticks)
+    if not glance.empty:
+        body.append("<h3>At a glance</h3>" + table(glance, list(glance.columns), left=("kind", "name"))
+                    + (f"<p class='muted'>{lost}</p>" if lost else ""))
     if tr is not None and len(tr):
         ivs, _, _, _ = kernel_intervals(tr)
         t0, t1 = int(tr.columns["ts"][0]), int(tr.columns["ts"][-1])

@@ -24,8 +24,8 @@ TRX = CORPUS / "tracex" / "tracex-sample_demo_threadx.trx"
 
 
 @pytest.fixture(scope="module")
-def tracex_report(tmp_path_factory) -> str:
-    """A user's own TraceX recording (no run.json, no tick rate) analyzed and reported."""
+def tracex_campaign(tmp_path_factory) -> Path:
+    """A user's own TraceX recording (no run.json, no tick rate) analyzed: the campaign folder."""
     if not TRX.is_file():
         pytest.skip(f"{TRX} is not available")
     root = tmp_path_factory.mktemp("own")
@@ -33,7 +33,13 @@ def tracex_report(tmp_path_factory) -> str:
     shutil.copy(TRX, root / "rec" / "demo" / TRX.name)
     man = analyze_dirs([root / "rec"], root / "out", scheduler="serial", quiet=True)
     assert man["failed"] == 0
-    return render(root / "out")
+    return root / "out"
+
+
+@pytest.fixture(scope="module")
+def tracex_report(tracex_campaign) -> str:
+    """That recording's report."""
+    return render(tracex_campaign)
 
 
 def test_ticks_stay_ticks_in_the_report(tracex_report):
@@ -112,3 +118,44 @@ def test_own_recording_says_what_it_is_first(tracex_report):
     assert re.search(r"span [\d,]+ ticks", facts.group(1)) and "no data lost" in facts.group(1)
     assert own.index(facts.group(0)) < own.index("<svg")
     assert "per_mtick" in own  # each task's and ISR's rate, per million ticks
+
+
+def _glance_rows(text: str) -> dict[tuple[str, str], dict[str, str]]:
+    own = text[text.index("id='own'"):]
+    seg = own[own.index("At a glance"):]
+    seg = seg[:seg.index("</table>")]
+    head = re.findall(r"<th class=\"[^\"]*\">([^<]+)</th>", seg)
+    out = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", seg)[1:]:
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+        row = dict(zip(head, cells))
+        out[(row["kind"], row["name"])] = row
+    return out
+
+
+def test_own_recording_at_a_glance(tracex_campaign, tracex_report):
+    """Per task its CPU share and response time, per ISR its rate and duration, before any chart
+    (issue 33 item 11), each the campaign's own figure for the recording (machine-wide rows), in
+    ticks; a table that took another row (a per-core one, another task's) fails."""
+    import pandas as pd
+
+    camp = pd.read_parquet(tracex_campaign / "campaign.parquet")
+    camp = camp[(camp["source"] == "trace") & (camp["core"].fillna(-1) == -1)].set_index("metric")
+    own = tracex_report[tracex_report.index("id='own'"):]
+    assert own.index("At a glance") < own.index("<svg")
+    rows = _glance_rows(tracex_report)
+    tasks = [k for k in rows if k[0] == "task"]
+    assert len(tasks) >= 3 and any(k[0] == "ISR" for k in rows)
+
+    def num(cell: str) -> float:
+        return float(cell.replace(",", ""))
+
+    checked = 0
+    for (kind, name), row in rows.items():
+        cpu = camp.loc[f"cpu.load.{'task' if kind == 'task' else 'isr'}.{name}", "mean"]
+        assert num(row["cpu_pct"]) == pytest.approx(float(cpu), rel=1e-3), name
+        if kind == "task" and f"task.{name}.response_time" in camp.index:
+            rt = camp.loc[f"task.{name}.response_time"]
+            assert num(row["response_p99_ticks"]) == pytest.approx(float(rt["p99"]), rel=1e-3), name
+            checked += 1
+    assert checked >= 1
