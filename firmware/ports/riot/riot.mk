@@ -17,6 +17,11 @@ define rfw_build
 	@test -f $(CT_DEPS_DIR)/RIOT/VERSION || { echo "RIOT sources not found in $(CT_DEPS_DIR)/RIOT: extract \
 	  ../shared/deps (extract.sh DIR, then CT_DEPS_DIR=DIR)"; exit 1; }
 	@mkdir -p $(call rfw_out,$(1),_riot)
+	@# RIOT's dependency files name the sources' absolute paths: sources extracted elsewhere clear the folder
+	@d=$(call rfw_out,$(1),_riot); s=$(abspath $(CT_DEPS_DIR)); \
+	  if [ -f $$d/.deps_dir ] && [ "$$(cat $$d/.deps_dir)" != "$$s" ]; then \
+	    echo "RIOT sources now in $$s: clearing $$d"; find $$d -mindepth 1 ! -name .lock -delete; fi; \
+	  echo "$$s" > $$d/.deps_dir
 	flock $(call rfw_out,$(1),_riot)/.lock env -u MAKEFLAGS -u MFLAGS nice $(MAKE) -j$(RFW_JOBS) --no-print-directory \
 	  -C $(FW_DIR)/ports/riot all \
 	  CT_BOARD=$(1) APP=$(2) VARIANT='$(3)' OPTS='$(4)' CT_OUT=$(call rfw_out,$(1),$(2),$(3)) \
