@@ -75,7 +75,7 @@ bench: build
 	$(PY) -m bench
 
 .PHONY: ci ## what .ci/run calls: setup, lint, docs check, every firmware image (fw-ci, fw-ci-zephyr, fw-ci-riot), all tests (firmware included)
-ci: setup lint docs-check fw-ci fw-ci-zephyr fw-ci-riot test-all fuzz-ci
+ci: setup lint docs-check fw-ci fw-ci-zephyr fw-ci-riot fw-ci-ucos test-all fuzz-ci
 
 .PHONY: clean ## remove build outputs
 clean:

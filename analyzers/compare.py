@@ -7,6 +7,12 @@ runs at another time scale or with another tracer never do). For each key presen
 in both, the relative change of the mean ``(mean_B - mean_A) / mean_A`` gets a percentile
 bootstrap confidence interval (resampling instances of A and B independently, fixed seed).
 
+When A and B each hold one capture (two runs chosen by the user: the same test built two ways, say
+Zephyr's context switch without and with the MPU stack guard), their rows pair whatever their
+variants are: the build configuration is what such an A/B changes, and the table names both
+(``n2 → n2-mpu``). Board, RTOS, app, time scale, tracer, metric, source and profile must still
+match.
+
 A *regression* is a change whose whole confidence interval lies beyond ``--threshold``: for
 latencies and durations, slower (lower bound above +threshold); for periods, either way (the
 interval outside ±threshold). Exit code 1 when any regression is found, else 0 (2 on bad input).
@@ -46,6 +52,7 @@ class Change:
     ci_high_pct: float
     regression: bool
     improvement: bool
+    variant_b: str = ""  #: B's variant when it differs from A's (an A/B of two single captures)
 
 
 def _axes(entry: dict[str, Any]) -> dict[str, str]:
@@ -65,7 +72,8 @@ def load_instances(path: Path) -> Any:
     frames = []
     if (path / "instances.parquet").is_file():
         res = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else {}
-        frames.append(pd.read_parquet(path / "instances.parquet").assign(**_axes(res)))
+        frames.append(pd.read_parquet(path / "instances.parquet").assign(
+            **_axes(res), capture=str(res.get("capture") or path.name)))
     elif (path / "manifest.json").is_file():
         man = json.loads((path / "manifest.json").read_text())
         for c in man["captures"]:
@@ -73,14 +81,14 @@ def load_instances(path: Path) -> Any:
                 continue
             p = path / "captures" / c["capture"] / "instances.parquet"
             if p.is_file():
-                frames.append(pd.read_parquet(p).assign(**_axes(c)))
+                frames.append(pd.read_parquet(p).assign(**_axes(c), capture=str(c["capture"])))
     else:
         raise FileNotFoundError(
             f"{path}: neither a campaign folder (manifest.json) nor a capture output "
             "folder (instances.parquet)"
         )
     if not frames:
-        return pd.DataFrame(columns=[*KEY, "value", "unit"])
+        return pd.DataFrame(columns=[*KEY, "capture", "value", "unit"])
     df = pd.concat(frames, ignore_index=True)
     df["profile"] = df["profile"].fillna("")
     return df[(df["unit"] == "ns") & ~df["metric"].str.startswith("cpu.")]
@@ -146,6 +154,11 @@ def compare(
     da, db = load_instances(a_dir), load_instances(b_dir)
     if source:
         da, db = da[da["source"] == source], db[db["source"] == source]
+    variant_b = ""
+    if da["capture"].nunique() == 1 and db["capture"].nunique() == 1:  # an A/B of two runs
+        va, vb = str(da["variant"].iloc[0]), str(db["variant"].iloc[0])
+        if va != vb:
+            variant_b, db = vb, db.assign(variant=va)
     ga = {k: g["value"].to_numpy() for k, g in da.groupby(list(KEY), dropna=False)}
     gb = {k: g["value"].to_numpy() for k, g in db.groupby(list(KEY), dropna=False)}
     out = []
@@ -171,6 +184,7 @@ def compare(
                 hi,
                 bool(reg),
                 bool(imp),
+                variant_b,
             )
         )
     return out
@@ -211,13 +225,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("crosstrace: no metric is present in both A and B", file=sys.stderr)
         return 2
     print(
-        f"{'metric':<34} {'rtos':<10} {'app':<14} {'variant':<12} {'time scale':<10} {'src':<6} "
+        f"{'metric':<34} {'rtos':<10} {'app':<14} {'variant':<16} {'time scale':<10} {'src':<6} "
         f"{'profile':<7} {'mean A':>12} {'mean B':>12} {'Δ %':>8} {'CI %':>19}"
     )
     for c in changes:
         flag = "  REGRESSION" if c.regression else "  improved" if c.improvement else ""
+        variant = f"{c.variant or '-'} → {c.variant_b}" if c.variant_b else c.variant or "-"
         print(
-            f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {c.variant or '-':<12} {c.time_scale:<10} "
+            f"{c.metric:<34} {c.rtos:<10} {c.app:<14} {variant:<16} {c.time_scale:<10} "
             f"{c.source:<6} {c.profile or '-':<7} {c.mean_a:>12.1f} {c.mean_b:>12.1f} "
             f"{c.rel_change_pct:>+8.2f} [{c.ci_low_pct:>+7.2f}, {c.ci_high_pct:>+7.2f}]{flag}"
         )

@@ -44,19 +44,20 @@ ANALYZERS = (
     "analyzers.metrics.calib",
     "analyzers.metrics.thread_metric",
     "analyzers.metrics.finegrained",
+    "analyzers.metrics.rtosbench",
     "analyzers.metrics.kernel",
     "analyzers.user_config",
 )
 #: the analyzers, by short name
 STREAMED = ("periodicity", "cpu_load", "calib", "thread_metric", "kernel", "context_switch", "isr_latency",
-            "workload", "user_config", "finegrained")
+            "workload", "user_config", "finegrained", "rtosbench")
 #: events between two ``release_memory`` calls while the chunks are read (its cost is one walk of
 #: the heap: per chunk, chunks of a few events would pay it per event)
 RELEASE_EVERY = 1 << 20
 #: site-occurrence analyzers: module of each
 _SITE_ONLY = {"periodicity": "analyzers.metrics.periodicity", "calib": "analyzers.metrics.calib",
               "thread_metric": "analyzers.metrics.thread_metric",
-              "finegrained": "analyzers.metrics.finegrained"}
+              "finegrained": "analyzers.metrics.finegrained", "rtosbench": "analyzers.metrics.rtosbench"}
 
 
 @dataclass
@@ -117,7 +118,7 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
     occ = SiteAccumulator(gaps)
     kern, sched, work = KernelStream(), CausedSwitchIn(), WorkloadStream()
     cpu = CpuLoadStream(kern.cores)  # one running-state pass per chunk for the load and the kernel metrics
-    ctx, isr, user = ContextSwitchStream(sched), IsrLatencyStream(sched, sites), UserStream(options)
+    ctx, isr, user = ContextSwitchStream(sched), IsrLatencyStream(sched, sites, kern.isr), UserStream(options)
     out = ChunkedResults()
     for ch in ts_aligned(open_chunks()):
         for acc in (gaps, occ, kern, cpu, work, user):

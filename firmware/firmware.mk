@@ -28,8 +28,10 @@ fw_out = $(FW_BUILD)/$(1)/$(2)/$(3)$(if $(4),-$(4))
 # $(call fw_build,rtos,board,app,variant,opts)
 # A build folder is keyed by its full configure line: `-D` options persist in a CMake cache, so when the
 # line differs from the one recorded in <build>/ct-configure.args the folder is configured afresh (no
-# option of an earlier `make fw` survives) and rebuilt.
-fw_cfg = -DCMAKE_BUILD_TYPE= -DRTOS=$(1) -DBOARD=$(2) -DAPP=$(3) -DVARIANT=$(4) $(5) $(FW_DEP_ARGS)
+# option of an earlier `make fw` survives) and rebuilt. APP=rtosbench also takes RTOSBench's tests from
+# $(CT_DEPS_DIR)/RTOSBench (firmware/rtosbench/rtosbench.cmake).
+fw_cfg = -DCMAKE_BUILD_TYPE= -DRTOS=$(1) -DBOARD=$(2) -DAPP=$(3) -DVARIANT=$(4) $(5) $(FW_DEP_ARGS) \
+  $(if $(filter rtosbench,$(3)),$(call fw_dep,RTOSBench,RTOSBENCH))
 define fw_build
 	@out='$(call fw_out,$(2),$(1),$(3),$(4))'; args='$(strip $(call fw_cfg,$(1),$(2),$(3),$(4),$(5)))'; \
 	  fresh=; if [ -f "$$out/CMakeCache.txt" ] && [ "$$(cat "$$out/ct-configure.args" 2>/dev/null)" != "$$args" ]; \
@@ -112,8 +114,26 @@ fw-ci:
 	$(MAKE) --no-print-directory qemu-smoke SMOKE_DIR=$(FW_BUILD)/qemu_netduinoplus2
 
 # µC/OS-III and µC/OS-II (issue 35): every image of theirs for both boards with zero compiler warnings, then
-# every QEMU one booted to CT_DONE. Not part of fw-ci (CI time: tests/firmware/ucos samples them instead).
-# µC/OS-II runs one task per priority: no ctx_switch (ports/ucos2/port.cmake).
+# every QEMU one booted to CT_DONE (fw-ucos, ~6 minutes). CI runs fw-ci-ucos: every app of both kernels for the
+# QEMU board, two builds at a time, each booted to CT_DONE (the F429 images: tests/firmware/ucos builds one per
+# kernel). µC/OS-II runs one task per priority: no ctx_switch (ports/ucos2/port.cmake).
+UCOS_CI_JOBS ?= 2
+FW_UCOS_CI_LOG ?= $(FW_BUILD)/ucos-ci-build.log
+.PHONY: fw-ci-ucos ## CI: every µC/OS-III and µC/OS-II app for QEMU with zero warnings, each booted to CT_DONE
+fw-ci-ucos:
+	@mkdir -p $(FW_BUILD)
+	@set -o pipefail; t0=$$(date +%s); \
+	  { for a in calib ctx_switch periodic isr_latency fft_workload; do echo "RTOS=ucos3 APP=$$a"; done; \
+	    for a in calib periodic isr_latency fft_workload; do echo "RTOS=ucos2 APP=$$a"; done; } \
+	  | xargs -P $(UCOS_CI_JOBS) -L 1 $(MAKE) --no-print-directory fw BOARD=qemu_netduinoplus2 2>&1 \
+	  | tee $(FW_UCOS_CI_LOG) | grep -E '^built'; rc=$$?; \
+	  n=$$(grep -c '^built ' $(FW_UCOS_CI_LOG)); w=$$(grep -cE 'warning:' $(FW_UCOS_CI_LOG) || true); \
+	  echo "fw-ci-ucos: $$n images built in $$(( $$(date +%s) - t0 )) s ($(UCOS_CI_JOBS) at a time), $$w compiler warnings"; \
+	  if [ "$$rc" != 0 ] || [ "$$n" != 9 ]; then grep -A2 -E 'error:|Error [0-9]' $(FW_UCOS_CI_LOG) | head -30; \
+	    echo "fw-ci-ucos: a build failed"; exit 1; fi; \
+	  if [ "$$w" != 0 ]; then grep -E 'warning:' $(FW_UCOS_CI_LOG) | head -20; exit 1; fi
+	$(PY) -m tests.firmware.qemu_smoke $(FW_BUILD)/qemu_netduinoplus2/ucos3 $(FW_BUILD)/qemu_netduinoplus2/ucos2
+
 FW_UCOS_LOG ?= $(FW_BUILD)/ucos-build.log
 .PHONY: fw-ucos ## every µC/OS-III and µC/OS-II image for both boards with zero warnings, each QEMU image booted
 fw-ucos:

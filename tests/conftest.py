@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -51,16 +52,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def missing(msg: str) -> NoReturn:
+    """Something a test needs is not here: fail in CI (where everything must be), skip elsewhere."""
+    if IN_CI:
+        pytest.fail(msg + " — required in CI", pytrace=False)
+    pytest.skip(msg)
+
+
 def need_tool(tool: str) -> str:
     """Path of an external tool: fails in CI when missing, skips elsewhere with the reason."""
     import shutil
 
     path = shutil.which(tool)
     if not path:
-        msg = f"{tool} not installed (tools/install-system-deps.sh)"
-        if IN_CI:
-            pytest.fail(msg + " — required in CI", pytrace=False)
-        pytest.skip(msg)
+        missing(f"{tool} not installed (tools/install-system-deps.sh)")
     return path
 
 
@@ -68,11 +73,8 @@ def corpus_dir(fmt: str) -> Path:
     """``../shared/corpus/<fmt>``: fails in CI when missing, skips elsewhere with the reason."""
     d = CORPUS / fmt
     if not d.is_dir():
-        msg = (f"reference corpus not found at {d}: place the shared corpus beside the repository "
-               "(../shared/corpus)")
-        if IN_CI:
-            pytest.fail(msg + " — required in CI", pytrace=False)
-        pytest.skip(msg)
+        missing(f"reference corpus not found at {d}: place the shared corpus beside the repository "
+                "(../shared/corpus)")
     return d
 
 

@@ -52,3 +52,14 @@ def sv_convert(
     indices, running context per core, ns timestamps. Returns ``(bytearray, api_ids, sorted)``.
     """
     ...
+
+def kstate_pass(
+    kind: tuple[int, int], ctx: tuple[int, int], state: tuple[int, int, list[int]]
+) -> dict[str, Any]:
+    """The kernel-state pass (``src/kstate.rs``) over one core's events: ``kind`` (uint8) and ``ctx``
+    (int64) as ``(address, length)`` of C-contiguous arrays the caller keeps alive, from the carried
+    ``state`` ``(task owner kind, task id, open IRQs)``. Returns bytes columns ``owner_kind`` (u8),
+    ``owner_id``, ``depth`` (i64 per event), ``ent_idx``, ``ent_depth``, ``ent_end``, ``ent_closer``
+    (i64 per ``ISR_ENTER``) and ``state`` after the last event. MemoryError when a column cannot be
+    allocated."""
+    ...

@@ -10,6 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Any, TypedDict
 
+import numpy as np
+
 from trace_parsers.errors import AnalysisError, TraceError
 
 from ..options import AnalysisOptions
@@ -231,18 +233,40 @@ def drop_summary(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def drop_rows(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The drop log's rows for ``drop_log.parquet``: an entry standing for several gaps becomes
-    one row per gap (its ``start_ts``, ``end_ts`` and ``count``)."""
-    out = []
+def drop_table(drops: list[dict[str, Any]]) -> Any:
+    """The drop log's table for ``drop_log.parquet`` (a pyarrow Table, None when empty): an entry
+    standing for several gaps becomes one row per gap (its ``start_ts``, ``end_ts`` and ``count``).
+    Built column by column (a gap-dense recording has one row per gap and metric: hundreds of
+    thousands; as Python dicts they were the analysis' peak memory).
+
+    >>> t = drop_table([{"metric": "m", "reason": "r", "count": 3, "gaps": [(1, 2, 1), (5, 6, 2)]},
+    ...                 {"metric": "n", "reason": "q", "count": 1, "start_ts": 7}])
+    >>> t.column_names, t["metric"].to_pylist(), t["count"].to_pylist()
+    (['metric', 'reason', 'count', 'start_ts', 'end_ts'], ['m', 'm', 'n'], [1, 2, 1])
+    >>> t["start_ts"].to_pylist(), t["end_ts"].to_pylist()
+    ([1, 5, 7], [2, 6, None])
+    """
+    import pyarrow as pa
+
+    if not drops:
+        return None
+    keys: dict[str, None] = {}
+    per_gap = ("start_ts", "end_ts", "count")
     for d in drops:
-        gaps = d.get("gaps") or ()
-        base = {k: v for k, v in d.items() if k != "gaps"}
-        if not gaps:
-            out.append(base)
-            continue
-        out += [{**base, "start_ts": g0, "end_ts": g1, "count": n} for g0, g1, n in gaps]
-    return out
+        keys.update((k, None) for k in d if k != "gaps")
+        if d.get("gaps"):
+            keys.update((k, None) for k in per_gap)
+    n = np.array([len(d.get("gaps") or ()) or 1 for d in drops], np.int64)
+    take = pa.array(np.repeat(np.arange(len(drops)), n))
+    cols = {}
+    for k in keys:
+        if k in per_gap and any(d.get("gaps") for d in drops):
+            j = per_gap.index(k)
+            vals = [v for d in drops for v in ([g[j] for g in d["gaps"]] if d.get("gaps") else [d.get(k)])]
+            cols[k] = pa.array(vals)
+        else:
+            cols[k] = pa.array([d.get(k) for d in drops]).take(take)
+    return pa.table(cols)
 
 
 def gap_list(drops: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -437,7 +461,11 @@ def _write_capture_tables(dest: Path, acc: dict[str, list[Any]]) -> None:
     _write_table(acc["metrics"], dest / "metrics.parquet")
     _write_table(acc["crossval"], dest / "crossval.parquet")
     _write_table(acc["alignment"], dest / "alignment.parquet")
-    _write_table(drop_rows(acc["drops"]), dest / "drop_log.parquet")
+    drops = drop_table(acc["drops"])
+    if drops is None:
+        _write_table([], dest / "drop_log.parquet")
+    else:
+        pq.write_table(drops, dest / "drop_log.parquet")
 
 
 def _cross_validate_source(

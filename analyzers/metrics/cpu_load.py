@@ -33,7 +33,7 @@ from trace_parsers.model import EventKind, Trace, TraceMeta, empty_events
 
 from ..sites import is_logic
 from .base import Result, Series, Summary, make_table
-from .kstate import is_loss, isr_walk
+from .kstate import OWNER_IDLE, OWNER_ISR, OWNER_TASK, START, State, is_loss, kernel_pass
 from .stats import DropLog, overflow_gaps
 
 #: Idle task names (lower case; a trailing core number is allowed: ESP-IDF's ``IDLE0``/``IDLE1``).
@@ -57,76 +57,44 @@ class CpuLoadSummary(Summary):
     busy_ns: dict[str, int] = field(default_factory=dict)
 
 
-def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Context charged after each scheduling event: ``(labels, owner)``, ``owner[n]`` indexing
-    ``labels`` for the time from event ``n`` to event ``n + 1``.
-
-    The running state is an ISR stack over a current task (:mod:`.kstate`: ``ISR_ENTER`` pushes,
-    ``ISR_EXIT`` and ``ISR_TO_SCHED`` pop, never below empty; a switch-in, ``OVERFLOW`` or a
-    restart empties it); ``TASK_SWITCH_IN``/``IDLE`` set the task, ``TASK_SWITCH_OUT`` sets idle
-    when no ISR is running; ``OVERFLOW`` and a restart make it ``unknown``, from the last event
-    before them. The owner is the innermost ISR, else the task.
+def _owners(trace: Trace, kind: np.ndarray, ctx_id: np.ndarray,
+            state: State = START) -> tuple[list[str], np.ndarray, State]:
+    """Context charged after each scheduling event: ``(labels, owner, state)``, ``owner[n]``
+    indexing ``labels`` for the time from event ``n`` to event ``n + 1``; ``state``: the kernel state
+    after the last event (:func:`.kstate.kernel_pass`, whose rules decide the owner: the innermost
+    open ISR, else the running task; ``unknown`` after a data loss, from the event before it).
 
     >>> from trace_parsers.model import Isr, Task, TraceMeta, empty_events
     >>> K = EventKind
     >>> tr = Trace(empty_events(0), TraceMeta("x"), tasks=[Task(0, "a")], isrs=[Isr(3, "T")])
     >>> kind = np.array([K.TASK_SWITCH_IN, K.ISR_ENTER, K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.IDLE])
-    >>> labels, owner = _owners(tr, kind, np.array([0, 3, 4, -1, -1, -1]))
+    >>> labels, owner, _ = _owners(tr, kind, np.array([0, 3, 4, -1, -1, -1]))
     >>> [labels[o] for o in owner]
     ['task.a', 'isr.T', 'isr.irq4', 'isr.T', 'task.a', 'idle']
     """
-    n = kind.size
-    enter = kind == EventKind.ISR_ENTER
-    loss = is_loss(kind)
-    depth, before, _ = isr_walk(kind)
-
-    # labels: 0 unknown, 1 idle, then one per task / ISR id seen
-    labels = ["unknown", "idle"]
+    p = kernel_pass(kind, ctx_id, state)
+    labels = ["unknown", "idle"]  # codes 0 and 1, then one per task / ISR id owning the core
     names = {t.ctx_id: t.name for t in trace.tasks}
     isr_names = {i.number: i.name for i in trace.isrs}
-    idle_ids = {cid for cid, nm in names.items() if is_idle_name(nm)}
-    code = np.zeros(n, dtype=np.int64)
-    cid = ctx_id.astype(np.int64)
-    switch_in = kind == EventKind.TASK_SWITCH_IN
-    for mask, label in ((switch_in, None), (enter, "isr")):
+    code = np.zeros(p.owner_kind.size, dtype=np.int64)
+    code[p.owner_kind == OWNER_IDLE] = 1
+    for who in (OWNER_TASK, OWNER_ISR):
+        mask = p.owner_kind == who
         if not mask.any():
             continue
-        vals = cid[mask]
-        ids, inv = small_ids(vals)
+        ids, inv = small_ids(p.owner_id[mask])
         codes = np.empty(ids.size, dtype=np.int64)
         for j, c in enumerate(ids.tolist()):
-            if label is None:
-                nm = "idle" if c in idle_ids else f"task.{names.get(c, f'task#{c}')}"
+            if who == OWNER_TASK:
+                nm = f"task.{names[c]}" if c in names else f"task.task#{c}"
+                nm = "idle" if c in names and is_idle_name(names[c]) else nm
             else:
                 nm = f"isr.{isr_names.get(c, f'irq{c}')}"
             if nm not in labels:
                 labels.append(nm)
             codes[j] = labels.index(nm)
         code[mask] = codes[inv]
-
-    # current task: forward fill of the events that set it (-1: leaves it unchanged)
-    setter = np.full(n, -1, dtype=np.int64)
-    setter[switch_in] = code[switch_in]
-    setter[(kind == EventKind.IDLE) | ((kind == EventKind.TASK_SWITCH_OUT) & (before == 0))] = 1
-    setter[loss] = 0
-    last_set = np.maximum.accumulate(np.where(setter >= 0, np.arange(n), -1))
-    task = np.where(last_set >= 0, setter[np.maximum(last_set, 0)], 0)
-
-    # inside an ISR the owner is the innermost one: the last ISR_ENTER (at or before the event)
-    # that reached the current depth
-    owner = task
-    nested = np.flatnonzero(depth > 0)
-    ent = np.flatnonzero(enter)
-    if nested.size and ent.size:
-        span = n + 1
-        key = depth[ent] * span + ent
-        order = np.argsort(key, kind="stable")  # by depth, then position
-        key, ent = key[order], ent[order]
-        pos = np.searchsorted(key, depth[nested] * span + nested, side="right") - 1
-        owner[nested] = code[ent[pos]]
-    lost = np.flatnonzero(loss[1:])  # the time up to a data-loss marker is unknown
-    owner[lost] = 0
-    return labels, owner
+    return labels, code, p.state
 
 
 def small_ids(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,17 +119,16 @@ def small_ids(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _charge(labels: list[str], owner: np.ndarray, ts: np.ndarray, w0: int, w1: int) -> dict[str, int]:
     """Busy ns per context label: the time from each event to the next (clamped to the window
     ``[w0, w1]``) goes to the owner after the event; before the first event to ``unknown``.
-    Only contexts charged a positive time appear, in the order they were first charged."""
+    Only contexts charged a positive time appear, in the order of ``labels``."""
     t_c = np.minimum(np.maximum(ts, w0), w1)
     # time accounted for up to each event (running maximum), then up to the window's end
     last = np.maximum.accumulate(np.concatenate(([w0], t_c)))
     amount = np.concatenate((t_c, [w1])) - last
     pos = amount > 0
     who = np.concatenate(([0], owner))[pos]
-    tot = np.zeros(len(labels), dtype=np.int64)
-    np.add.at(tot, who, amount[pos])
-    ids, first = np.unique(who, return_index=True)
-    return {labels[i]: int(tot[i]) for i in ids[np.argsort(first)].tolist()}
+    # float64 sums of integer ns are exact below 2**53 ns (104 days of busy time per context)
+    tot = np.bincount(who, weights=amount[pos], minlength=len(labels)).astype(np.int64)
+    return {labels[i]: int(tot[i]) for i in np.flatnonzero(tot).tolist()}
 
 
 _RELEVANT = np.zeros(256, dtype=bool)  # kind -> relevant (a lookup beats np.isin on 1M rows)
@@ -310,60 +277,39 @@ class _Core:
     def __init__(self, t0: int, window: tuple[int, int] = _ALL) -> None:
         self.window = window
         self.last_ts = t0  #: time accounted up to
-        self.task: tuple[str, int] | None = None  #: ("task", id), ("idle", -1) or None (unknown)
-        self.stack: list[int] = []  #: IRQ number per nesting level
+        self.state: State = START  #: the kernel state (:func:`.kstate.kernel_pass`)
         self.busy: dict[str, int] = {}  #: label of the id-only naming -> ns
         self.has_context = False  #: a switch-in, ISR entry or IDLE was seen (else: no load)
 
     def feed(self, kind: np.ndarray, ctx: np.ndarray, ts: np.ndarray) -> ChunkTimeline:
         """Charge one chunk's scheduling events of this core; returns the chunk's timeline (for
-        running-time queries at times inside the chunk)."""
+        running-time queries at times inside the chunk). The carried state owns the core from the
+        time accounted up to: a point (kind ``INVALID``, no effect on the state) there heads the
+        chunk's events."""
         before = dict(self.busy)
-        pk = ([] if self.task is None else [K.IDLE if self.task[0] == "idle" else K.TASK_SWITCH_IN])
-        pc = ([] if self.task is None else [self.task[1]])
-        pk += [K.ISR_ENTER] * len(self.stack)
-        pc += self.stack
-        if not kind.size:  # nothing happened on this core: its state runs on
-            if not pk:
-                return ChunkTimeline(None, before)
-            kp = np.array(pk, np.uint8)
-            labels, owner = _owners(_NAMELESS, kp, np.array(pc, np.int64))
-            return ChunkTimeline(CoreTimeline(0, np.full(kp.size, self.last_ts, np.int64), owner, labels, {}),
-                                 before)
+        if not kind.size and self.state == START:
+            return ChunkTimeline(None, before)
         ctx_kinds = (kind == K.TASK_SWITCH_IN) | (kind == K.ISR_ENTER) | (kind == K.IDLE)
         self.has_context |= bool(ctx_kinds.any())
-        kind = np.concatenate((np.array(pk, np.uint8), kind))
-        ctx = np.concatenate((np.array(pc, np.int64), ctx.astype(np.int64)))
-        ts = np.concatenate((np.full(len(pk), self.last_ts, np.int64), ts.astype(np.int64)))
-        labels, owner = _owners(_NAMELESS, kind, ctx)
+        kind = np.concatenate((np.array([K.INVALID], np.uint8), kind))
+        ctx = np.concatenate((np.zeros(1, np.int64), ctx.astype(np.int64)))
+        ts = np.concatenate((np.array([self.last_ts], np.int64), ts.astype(np.int64)))
+        labels, owner, state = _owners(_NAMELESS, kind, ctx, self.state)
         w0, w1 = max(self.last_ts, self.window[0]), min(int(ts[-1]), self.window[1])
         for label, b in _charge(labels, owner, ts, w0, w1).items():
             self.busy[label] = self.busy.get(label, 0) + b
-        self._carry(kind, ctx)
+        self._carry(state)
         self.last_ts = int(ts[-1])
         return ChunkTimeline(CoreTimeline(0, ts, owner, labels, {}), before)
 
-    def _carry(self, kind: np.ndarray, ctx: np.ndarray) -> None:
-        depth, before, _ = isr_walk(kind)
-        setter = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE) | is_loss(kind)
-        setter |= (kind == K.TASK_SWITCH_OUT) & (before == 0)
-        rows = np.flatnonzero(setter)
-        if rows.size:
-            i = int(rows[-1])
-            k = int(kind[i])
-            self.task = (("task", int(ctx[i])) if k == K.TASK_SWITCH_IN else None if is_loss(kind[i:i + 1])[0]
-                         else ("idle", -1))
-        ent = np.flatnonzero(kind == K.ISR_ENTER)
-        d_end = int(depth[-1])
-        self.stack = []
-        for d in range(1, d_end + 1):  # the last entry that reached each level still open
-            at = ent[depth[ent] == d]
-            self.stack.append(int(ctx[at[-1]]))
+    def _carry(self, state: State) -> None:
+        self.state = state
 
     def finish(self, t1: int) -> None:
         """Charge the time from the last event to the recording's end ``t1``."""
-        owner = (f"isr.irq{self.stack[-1]}" if self.stack else "unknown" if self.task is None
-                 else "idle" if self.task[0] == "idle" else f"task.task#{self.task[1]}")
+        kind, tid, stack = self.state
+        owner = (f"isr.irq{stack[-1]}" if stack else "idle" if kind == OWNER_IDLE
+                 else f"task.task#{tid}" if kind == OWNER_TASK else "unknown")
         w0, w1 = max(self.last_ts, self.window[0]), min(t1, self.window[1])
         if w1 > w0:
             self.busy[owner] = self.busy.get(owner, 0) + w1 - w0

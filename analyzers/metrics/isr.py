@@ -5,8 +5,8 @@ Carried per core: the entries still waiting for their own exit (one per open nes
 ISR stack of ``analyzers.metrics.kstate``, replayed in front of the next chunk, where a reset closes
 them); across cores: the entries waiting for the first
 ready from interrupt context, and those readies waiting for their task's switch-in. What grows:
-per entry 10 int64 columns (80 bytes: the entry, its exit, its first ISR-context ready and its task), per
-ISR-context ready switched to 2 (16 bytes); on disk while spilling (:mod:`.spill`).
+per entry 11 int64 columns (88 bytes: the entry, its exit and its kind, its first ISR-context ready and
+its task), per ISR-context ready switched to 2 (16 bytes); on disk while spilling (:mod:`.spill`).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def log_closed(m: str, end: np.ndarray, st: np.ndarray, closed_ts: np.ndarray, c
 
 
 #: columns of an ISR entry (``IsrStream.entries``); -1 where not known (yet)
-_ROW, _TS, _CORE, _IRQ, _DEPTH, _XROW, _XTS, _READY, _RCORE, _RTASK = range(10)
-_W = 10
+_ROW, _TS, _CORE, _IRQ, _DEPTH, _XROW, _XTS, _READY, _RCORE, _RTASK, _XSCHED = range(11)
+_W = 11
 
 
 class IsrStream:
@@ -65,7 +65,7 @@ class IsrStream:
         self.awaiting = np.zeros((2, 0), np.int64)
         self.unswitched = np.zeros((2, 0), np.int64)  #: ready row, target: waiting for a switch-in
         # what grows (on disk while spilling: .spill.Parts)
-        self.entries = Parts(width=_W)  #: the columns above, 80 bytes per entry
+        self.entries = Parts(width=_W)  #: the columns above, 88 bytes per entry
         self.ready_sw = Parts(width=2)  #: rows: ready row, switch-in ts; in ready-row order
         self.ready_held = np.zeros((2, 0), np.int64)  #: found after a ready still unswitched
         self.readies = 0  #: ISR-context readies
@@ -103,6 +103,8 @@ class IsrStream:
         at = np.concatenate((np.full(p, -1, np.int64), rows))  # chunk row of each replayed index
         end_row = np.where(got.end >= 0, at[np.maximum(got.end, 0)], got.end)
         end_ts = np.where(got.end >= 0, ts[np.maximum(end_row, 0)], -1)
+        # 1: the exit went into the scheduler (ISR_TO_SCHED), 0: back to the interrupted context
+        to_sched = np.where(got.end >= 0, kk[np.maximum(got.end, 0)] == K.ISR_TO_SCHED, -1).astype(np.int64)
         closed = got.closer >= 0
         end_ts[closed] = ts[at[got.closer[closed]]]  # a closed entry keeps the closing time
         end_row = np.where(end_row >= 0, end_row + row0, end_row)
@@ -112,12 +114,13 @@ class IsrStream:
             cols = pend[1, done[old]]
             self.entries.patch(cols, end_row[old][done[old]], row=_XROW)
             self.entries.patch(cols, end_ts[old][done[old]], row=_XTS)
+            self.entries.patch(cols, to_sched[old][done[old]], row=_XSCHED)
         ent = rows[got.idx[new] - p]
         g = ent + row0
         block = np.full((_W, g.size), -1, np.int64)
         block[_ROW], block[_TS], block[_CORE] = g, ts[ent], c
         block[_IRQ], block[_DEPTH] = cid[ent], got.depth[new]
-        block[_XROW], block[_XTS] = end_row[new], end_ts[new]
+        block[_XROW], block[_XTS], block[_XSCHED] = end_row[new], end_ts[new], to_sched[new]
         waiting = np.stack([g[~done[new]], np.full(int(np.count_nonzero(~done[new])), -1, np.int64)])
         self.pending[c] = np.concatenate((pend[:, ~done[old]], waiting), axis=1)
         return block
@@ -177,7 +180,7 @@ class IsrStream:
         ready_sw = SortedLookup(self.ready_sw)
         names = {i.number: i.name for i in last.isrs}
         scalars: dict[str, tuple[float, str]] = {}
-        irqs = sorted(set().union(*(np.unique(b[0]).tolist() for b in self._batches([_IRQ], None))))
+        irqs = sorted(set().union(*(np.unique(b[0]).tolist() for b in self.irq_batches([_IRQ], None))))
         for n in irqs:
             m = f"isr.{names.get(n, f'irq{n}')}"
             one = None if len(irqs) == 1 else n
@@ -195,7 +198,13 @@ class IsrStream:
         self.ready_sw.clear()
         return scalars
 
-    def _batches(self, which: list[int], irq: int | None) -> Iterator[np.ndarray]:
+    def exits(self, irq: int) -> Iterator[np.ndarray]:
+        """Interrupt ``irq``'s entries a batch at a time, as rows: entry time, its exit's global row
+        (else OPEN, BY_SWITCH_IN or BY_LOSS), the exit's (or closing) time, and whether the exit went
+        into the scheduler (1, ``ISR_TO_SCHED``; 0 back to the interrupted context, -1 no exit)."""
+        return self.irq_batches([_TS, _XROW, _XTS, _XSCHED], irq)
+
+    def irq_batches(self, which: list[int], irq: int | None) -> Iterator[np.ndarray]:
         """Rows ``which`` of the entries (of interrupt ``irq`` only, unless None), a batch of
         columns at a time (:meth:`.spill.Parts.batches`)."""
         for got in self.entries.batches(which + ([] if irq is None else [_IRQ])):
@@ -207,7 +216,7 @@ class IsrStream:
         no_end, drops = 0, GapDrops(f"{m}.duration", gaps)
         closed = DropLog()  # entries closed without their exit, logged as the whole-trace series does
         by_loss = 0
-        for dep, ts, x_row, x_ts, core in self._batches([_DEPTH, _TS, _XROW, _XTS, _CORE], irq):
+        for dep, ts, x_row, x_ts, core in self.irq_batches([_DEPTH, _TS, _XROW, _XTS, _CORE], irq):
             seen[0] += ts.size
             seen[1] += int(np.count_nonzero(dep > 1))
             ok = x_row >= 0
@@ -227,7 +236,7 @@ class IsrStream:
         """The tasks ``irq``'s entries readied (their first ISR-context ready, before the exit, on
         the entry's core): ``(name, task ids)`` in name order (tasks sharing a name: one entry)."""
         ids: set[int] = set()
-        for x, r, rc, ec, t in self._batches([_XROW, _READY, _RCORE, _CORE, _RTASK], irq):
+        for x, r, rc, ec, t in self.irq_batches([_XROW, _READY, _RCORE, _CORE, _RTASK], irq):
             ids.update(np.unique(t[(x >= 0) & (r >= 0) & (r < x) & (rc == ec)]).tolist())
         names = {t.ctx_id: t.name for t in last.tasks}
         by: dict[str, list[int]] = {}
@@ -241,7 +250,7 @@ class IsrStream:
         ready (before the exit, on the entry's core) readied one of ``tasks``, to that task's next
         switch-in (``ready_sw``: sorted by row)."""
         no_end, drops = 0, GapDrops(m, gaps)
-        for et, ec, x, r, rc, t in self._batches([_TS, _CORE, _XROW, _READY, _RCORE, _RTASK], irq):
+        for et, ec, x, r, rc, t in self.irq_batches([_TS, _CORE, _XROW, _READY, _RCORE, _RTASK], irq):
             has = (x >= 0) & (r >= 0) & (r < x) & (rc == ec) & np.isin(t, tasks)
             if not has.any():
                 continue

@@ -13,11 +13,10 @@ Metrics:
   (``isr.<name>.duration``, :mod:`analyzers.metrics.kernel`), never all of them pooled.
 
 One reducer (:class:`IsrLatencyStream`) over a recording's chunks, a whole recording being one chunk
-(:func:`isr_to_task_latency`). The test IRQ is known only at the end, so every ISR entry is paired
-with its exit: the first exit after it that brings the recording-wide nesting count (entries minus
-exits, all cores) back to its depth before the entry. Carried: that count, and the entries still
-waiting for their exit (at most one per depth level). What grows: per ISR entry 6 int64 (48 bytes),
-on disk while spilling (:mod:`.spill`). A logic capture has only its site intervals (:func:`analyze`).
+(:func:`isr_to_task_latency`). The test IRQ is known only at the end; every ISR entry's own exit (or
+what closed it without one) comes from the kernel metrics' ISR entries (:class:`.isr.IsrStream`, the
+kernel-state rules of :mod:`.kstate`: per core, an OVERFLOW or a switch-in closes the open ISRs), read
+here, never paired a second way. A logic capture has only its site intervals (:func:`analyze`).
 """
 
 from __future__ import annotations
@@ -42,9 +41,11 @@ from .base import (
     site_interval_batches,
     summary_fields,
 )
+from .isr import IsrStream
+from .kstate import CLOSED_REASONS
 from .occurrences import GapTracker, SiteAccumulator
 from .sched import NONE, CausedSwitchIn
-from .spill import Parts, SortedLookup
+from .spill import SortedLookup
 from .stats import DropLog, GapDrops
 
 LATENCY = "isr.to_task.latency"
@@ -58,32 +59,6 @@ class IsrSummary(Summary):
     irq: int | None = None
 
 
-def _first_exit_at_depth(entries: np.ndarray, outer: np.ndarray, exits: np.ndarray,
-                         depth: np.ndarray) -> np.ndarray:
-    """For each entry index, the first exit index after it whose nesting depth (after the exit)
-    is ``outer`` — the exit of that ISR, not of one nested in it; -1 where there is none.
-
-    >>> d = np.array([1, 2, 1, 0])        # enter, nested enter, nested exit, exit
-    >>> _first_exit_at_depth(np.array([0, 1]), np.array([0, 1]), np.array([2, 3]), d).tolist()
-    [3, 2]
-    """
-    if entries.size == 0 or exits.size == 0:
-        return np.full(entries.size, -1, dtype=np.int64)
-    lo = int(min(depth[exits].min(), outer.min()))
-    span = int(max(depth.size, entries.max() + 1, exits.max() + 1)) + 1
-    d_ex = depth[exits].astype(np.int64) - lo
-    order = np.lexsort((exits, d_ex))  # by depth, then position
-    ex_sorted, d_sorted = exits[order].astype(np.int64), d_ex[order]
-    key = d_sorted * span + ex_sorted
-    q = (outer.astype(np.int64) - lo) * span + entries.astype(np.int64)
-    pos = np.searchsorted(key, q, side="right")
-    ok = pos < key.size
-    ok[ok] &= d_sorted[pos[ok]] == outer[ok].astype(np.int64) - lo
-    out = np.full(entries.size, -1, dtype=np.int64)
-    out[ok] = ex_sorted[pos[ok]]
-    return out
-
-
 def isr_to_task_latency(
     trace: Trace, *, sites: Sequence[Any] | None = None, irq: int | None = None
 ) -> Result:
@@ -92,12 +67,15 @@ def isr_to_task_latency(
     if is_logic(trace):
         return analyze(trace, sites, {})
     gaps = GapTracker()
-    occ, sched = SiteAccumulator(gaps), CausedSwitchIn()
-    isr = IsrLatencyStream(sched, sites)
+    occ, sched, entries = SiteAccumulator(gaps), CausedSwitchIn(), IsrStream()
+    isr = IsrLatencyStream(sched, sites, entries)
     gaps.feed(trace)
     occ.feed(trace)
-    sched.feed(trace.held(), 0)
-    isr.feed(trace.held(), 0)
+    ev = trace.held()
+    sched.feed(ev, 0)
+    if len(ev):
+        entries.feed(ev, ev["kind"], ev["ts"].astype(np.int64), 0)
+    isr.feed(ev, 0)
     return isr.finish(occ.finish(trace, sites), irq)
 
 
@@ -112,20 +90,21 @@ def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any]) -> Resu
 
 
 K = EventKind
-_W = 6  #: per entry: global row, ts, irq, exit row (-1: none yet), exit ts, exit is ISR_TO_SCHED
 
 
 class IsrLatencyStream:
-    def __init__(self, sched: CausedSwitchIn, sites: Sequence[Any]) -> None:
+    """The test IRQ's ISR metrics over chunks: :meth:`feed` counts what picks the test IRQ; the
+    entries and their exits are ``entries``' (the kernel metrics' :class:`.isr.IsrStream`, fed by
+    its owner before this stream, finished after it)."""
+
+    def __init__(self, sched: CausedSwitchIn, sites: Sequence[Any], entries: IsrStream) -> None:
         self.sched = sched
+        self.entries = entries
         s = site_by_name(sites, "isr.enter")
         self.enter_site = None if s is None else s.id
         self.running_at_site: Counter[int] = Counter()  #: IRQ -> isr.enter marks while it ran
         self.irqs: set[int] = set()  #: every IRQ with an ISR_ENTER
-        self.depth = 0
         self.exits = 0
-        self.parts = Parts(width=_W)  #: one column per entry (on disk while spilling)
-        self.pending: list[tuple[int, int]] = []  #: (column of ``parts``, outer depth)
         self.events = 0
 
     def feed(self, ev: np.ndarray, row0: int) -> None:
@@ -134,46 +113,8 @@ class IsrLatencyStream:
         if self.enter_site is not None:
             m = (kind == K.MARK) & (ev["marker"] == self.enter_site) & (ev["ctx_type"] == CtxType.ISR)
             self.running_at_site.update(ev["ctx_id"][m].tolist())
-        enter = kind == K.ISR_ENTER
-        leave = (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
-        self.irqs.update(np.unique(ev["ctx_id"][enter]).tolist())
-        self.exits += int(np.count_nonzero(leave))
-        rows = np.flatnonzero(enter | leave)
-        if not rows.size and not self.pending:
-            return
-        is_in = enter[rows]
-        depth = self.depth + np.cumsum(np.where(is_in, 1, -1))
-        a = np.flatnonzero(is_in)
-        ex = np.flatnonzero(~is_in)
-        ents = np.concatenate((np.full(len(self.pending), -1, np.int64), a))
-        outer = np.concatenate((np.array([p[1] for p in self.pending], np.int64), depth[a] - 1))
-        hit = _first_exit_at_depth(ents, outer, ex, depth) if rows.size else np.full(ents.size, -1)
-        r = rows + row0
-        ts = ev["ts"].astype(np.int64)
-        part = np.full((_W, a.size), -1, np.int64)
-        part[0], part[1], part[2] = r[a], ts[rows[a]], ev["ctx_id"][rows[a]]
-        n_carried = len(self.pending)
-        h = hit[n_carried:]
-        ok = h >= 0
-        part[3, ok], part[4, ok] = r[h[ok]], ts[rows[h[ok]]]
-        part[5, ok] = kind[rows[h[ok]]] == K.ISR_TO_SCHED
-        self._carried(hit[:n_carried], r, ts[rows], kind[rows])
-        first = self.parts.append(part)
-        self.pending += [(first + int(i), int(outer[n_carried + i])) for i in np.flatnonzero(~ok).tolist()]
-        if rows.size:
-            self.depth = int(depth[-1])
-
-    def _carried(self, hit: np.ndarray, r: np.ndarray, ts: np.ndarray, kind: np.ndarray) -> None:
-        """The carried entries' exits found in this chunk (``hit``: index into its ISR rows, or
-        -1), patched into their columns; the others keep waiting."""
-        got = hit >= 0
-        if got.any():
-            cols = np.array([c for c, _ in self.pending], np.int64)[got]
-            h = hit[got]
-            self.parts.patch(cols, r[h], row=3)
-            self.parts.patch(cols, ts[h], row=4)
-            self.parts.patch(cols, (kind[h] == K.ISR_TO_SCHED).astype(np.int64), row=5)
-        self.pending = [p for p, g in zip(self.pending, got.tolist()) if not g]
+        self.irqs.update(np.unique(ev["ctx_id"][kind == K.ISR_ENTER]).tolist())
+        self.exits += int(np.count_nonzero((kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)))
 
     def _irq(self, irq: int | None) -> int | None:
         if irq is None and self.running_at_site:
@@ -203,19 +144,17 @@ class IsrLatencyStream:
         if irq is not None and self.exits:
             parts.add_batches(self._duration_batches(se, irq, drop_log))
             parts.add_batches(self._switch_in_batches(se, irq, drop_log, self.sched.lookup()))
-        self.parts.clear()  # finished: the parts go (memory of long recordings)
 
     def _mine(self, irq: int, drop_log: DropLog | None = None) -> Iterator[np.ndarray]:
         """ts, exit row, exit ts, exit is to-sched (rows) of the test IRQ's entries with an exit,
         a batch at a time; with ``drop_log``, the entries without one are logged there
-        (``no_end_event``, in entry order)."""
-        for cols in self.parts.batches(rows=[1, 2, 3, 4, 5]):  # ts, irq, exit row, exit ts, to-sched
-            mine = cols if (cols[1] == irq).all() else cols[:, cols[1] == irq]
-            found = mine[2] >= 0
+        (``no_end_event``, in entry order; those a switch-in or a data loss closed, by that reason)."""
+        for st, xr, xt, xs in self.entries.exits(irq):
+            found = xr >= 0
             if drop_log is not None:
-                for t in mine[0][~found].tolist():
-                    drop_log.add(DURATION, "no_end_event", int(t), -1)
-            yield mine[[0, 2, 3, 4]] if found.all() else mine[[0, 2, 3, 4]][:, found]
+                for t, why in zip(st[~found].tolist(), xr[~found].tolist()):
+                    drop_log.add(DURATION, CLOSED_REASONS.get(why, "no_end_event"), int(t), -1)
+            yield np.stack([st, xr, xt, xs]) if found.all() else np.stack([st, xr, xt, xs])[:, found]
 
     def _duration_batches(self, se: SiteEvents, irq: int, drop_log: DropLog) -> Iterator[Series]:
         drops = GapDrops(DURATION, se.gaps)

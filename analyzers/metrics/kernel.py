@@ -81,6 +81,21 @@ class _Joined:
             self.series.append(join_series(got))
 
 
+def _by_id(ids: np.ndarray, rows: np.ndarray) -> dict[int, np.ndarray]:
+    """``rows`` grouped by their ``ids`` (each group in the order of ``rows``).
+
+    >>> {k: v.tolist() for k, v in _by_id(np.array([7, 3, 7]), np.array([10, 11, 12])).items()}
+    {3: [11], 7: [10, 12]}
+    """
+    if not ids.size:
+        return {}
+    order = np.argsort(ids, kind="stable")
+    srt = ids[order]
+    cut = np.flatnonzero(srt[1:] != srt[:-1]) + 1
+    lo, hi = np.r_[0, cut].tolist(), np.r_[cut, srt.size].tolist()
+    return {int(srt[a]): rows[order[a:b]] for a, b in zip(lo, hi)}
+
+
 class KernelStream:
     """``kernel_metrics(trace)`` over ts-aligned chunks: :meth:`feed` each, then :meth:`finish`."""
 
@@ -137,19 +152,21 @@ class KernelStream:
         done_rows = np.flatnonzero((kind == K.TASK_BLOCK) | (kind == K.TASK_TERMINATE))
         sw_id, ready_id = ev["ctx_id"][sw_rows], ev["target_id"][ready_rows]
         done_id = ev["target_id"][done_rows]
-        ids = set(np.unique(np.concatenate((sw_id, ready_id, done_id))).tolist())
+        # each task's rows: the rows grouped by task id once (a stable sort keeps them in time order)
+        groups = [_by_id(ids, rows) for ids, rows in ((sw_id, sw_rows), (ready_id, ready_rows),
+                                                       (done_id, done_rows))]
         core = ev["core"]
-        for cid in sorted(ids):
+        empty = np.zeros(0, np.int64)
+        for cid in sorted(set().union(*groups)):
             label = f"task.task#{cid}"
 
             def running(t: np.ndarray, label: str = label) -> np.ndarray:
                 t = np.asarray(t, dtype=np.int64)
                 return sum((tl.running(label, t) for tl in tls.values()), np.zeros(t.size, np.int64))
 
-            mine = sw_rows[sw_id == cid]
+            mine, ready, done = (g.get(cid, empty) for g in groups)
             st = self.tasks.setdefault(cid, TaskState())
-            st.feed(ts[ready_rows[ready_id == cid]], ts[done_rows[done_id == cid]], ts[mine],
-                    core[mine].astype(np.int64), running)
+            st.feed(ts[ready], ts[done], ts[mine], core[mine].astype(np.int64), running)
 
     def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray) -> None:
         """Switch counts (per core of the timelines) and switch-out to next switch-in times."""

@@ -1,8 +1,9 @@
-"""The kernel-state rules, written once: ISR nesting per core, and what resets it.
+"""The kernel-state rules, written once: who owns each core, ISR nesting per core, and what resets it.
 
 Every analyzer that needs to know which context ran (CPU load, per-ISR durations and nesting, the
-per-task running time, in memory or over chunks) reads the ISR nesting depth from :func:`isr_walk`
-and nothing else. The rules (docs/methodology.md, "Kernel state"):
+per-task running time, in memory or over chunks) reads it from :func:`kernel_pass`, the Rust core's
+one walk over a core's events (``trace_parsers/_core/src/kstate.rs``), and nothing else. The rules
+(docs/methodology.md, "Kernel state"), for every format:
 
 - ``ISR_ENTER`` pushes an interrupt, ``ISR_EXIT``/``ISR_TO_SCHED`` pops one; never below empty
   (an exit whose entry the recording does not hold is ignored);
@@ -10,18 +11,17 @@ and nothing else. The rules (docs/methodology.md, "Kernel state"):
   from the last event before it until a switch-in re-establishes it;
 - a **switch-in** (``TASK_SWITCH_IN``) on a core with ISRs open closes them there (their exit
   records were lost): they are reported and their instances excluded, never measured to a later exit;
-- a **restart** (``TRACE_START`` after the first event) resets the state like a data-loss marker.
-
-The depth walk is vectorised: each reset starts a segment, and the running minimum of the
-cumulative steps within a segment is the floor.
+- ``IDLE``, and ``TASK_SWITCH_OUT`` with no ISR open, make the core idle;
+- a **restart** (``TRACE_START`` after the first event) resets the state like a data-loss marker;
+- the owner after an event is the innermost open ISR, else the running task.
 
 >>> from trace_parsers.model import EventKind as K
->>> k = np.array([K.ISR_ENTER, K.ISR_ENTER, K.TASK_SWITCH_IN, K.ISR_EXIT, K.ISR_ENTER, K.ISR_EXIT])
->>> w = isr_walk(k)
->>> w.depth.tolist(), w.before.tolist(), w.seg.tolist()
-([1, 2, 0, 0, 1, 0], [0, 1, 2, 0, 0, 1], [0, 0, 1, 1, 1, 1])
->>> isr_walk(np.array([K.ISR_EXIT, K.ISR_ENTER]), depth0=2).depth.tolist()
-[1, 2]
+>>> k = np.array([K.TASK_SWITCH_IN, K.ISR_ENTER, K.ISR_ENTER, K.TASK_SWITCH_IN, K.ISR_EXIT, K.ISR_ENTER])
+>>> p = kernel_pass(k, np.array([7, 3, 4, 8, 0, 5]))
+>>> p.depth.tolist(), p.owner_kind.tolist(), p.owner_id.tolist()
+([0, 1, 2, 0, 0, 1], [2, 3, 3, 2, 2, 3], [7, 3, 4, 8, 8, 5])
+>>> p.state
+(2, 8, [5])
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from trace_parsers import _core
 from trace_parsers.model import EventKind
 
 K = EventKind
@@ -39,120 +40,20 @@ RESETS = (K.OVERFLOW, K.TASK_SWITCH_IN, K.TRACE_START)
 #: kinds after which the running task is unknown until the next switch-in (data loss, restart)
 LOSSES = (K.OVERFLOW, K.TRACE_START)
 
-_STEP = np.zeros(256, dtype=np.int64)
-_STEP[K.ISR_ENTER] = 1
-_STEP[K.ISR_EXIT] = -1
-_STEP[K.ISR_TO_SCHED] = -1
-_RESET = np.zeros(256, dtype=bool)
-_RESET[list(RESETS)] = True
 _LOSS = np.zeros(256, dtype=bool)
 _LOSS[list(LOSSES)] = True
 
-
-class Walk(NamedTuple):
-    """ISR nesting depth after (``depth``) and before (``before``) each event, and the segment
-    (``seg``: resets so far) each event is in."""
-
-    depth: np.ndarray
-    before: np.ndarray
-    seg: np.ndarray
-
-
-def is_reset(kind: np.ndarray) -> np.ndarray:
-    """Mask of the events that empty the ISR stack (:data:`RESETS`)."""
-    return _RESET[np.asarray(kind)]
+#: what owns a core after an event (``Pass.owner_kind``)
+OWNER_UNKNOWN, OWNER_IDLE, OWNER_TASK, OWNER_ISR = 0, 1, 2, 3
+#: the state carried between chunks: owner kind of the running task, its id, the open IRQs (outermost first)
+State = tuple[int, int, list[int]]
+#: the state before a recording's first event: unknown task, no ISR open
+START: State = (OWNER_UNKNOWN, -1, [])
 
 
 def is_loss(kind: np.ndarray) -> np.ndarray:
     """Mask of the events after which the running task is unknown (:data:`LOSSES`)."""
     return _LOSS[np.asarray(kind)]
-
-
-def isr_walk(kind: np.ndarray, depth0: int = 0) -> Walk:
-    """The ISR nesting depth of one core's events ``kind`` (any kinds; others leave it as it is),
-    starting at ``depth0`` (the depth carried from an earlier chunk)."""
-    kind = np.asarray(kind)
-    n = kind.size
-    reset = _RESET[kind]
-    y = np.empty(n + 1, dtype=np.int64)
-    y[0] = -int(depth0)  # the floor of the first segment: depth0 below its start
-    np.cumsum(_STEP[kind], out=y[1:])
-    seg = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(reset, out=seg[1:])
-    big = 2 * (n + int(depth0) + 1)
-    floor = np.minimum.accumulate(y - seg * big) + seg * big
-    depth_all = y - floor
-    depth = depth_all[1:]
-    before = np.empty(n, dtype=np.int64)
-    if n:
-        before[0] = depth0
-        before[1:] = depth[:-1]
-    return Walk(depth, before, seg[1:])
-
-
-def first_exit_at_depth(entries: np.ndarray, walk: Walk, exits: np.ndarray) -> np.ndarray:
-    """For each entry index, the index of its own exit: the first exit after it that brings the
-    depth back to the entry's outer level, in the same segment (no reset between); -1 where the
-    recording holds none (the entry was closed by a reset, or the recording ended).
-
-    >>> from trace_parsers.model import EventKind as K
-    >>> k = np.array([K.ISR_ENTER, K.ISR_ENTER, K.ISR_EXIT, K.ISR_EXIT, K.ISR_ENTER, K.OVERFLOW,
-    ...               K.ISR_EXIT])
-    >>> w = isr_walk(k)
-    >>> first_exit_at_depth(np.array([0, 1, 4]), w, np.array([2, 3, 6])).tolist()
-    [3, 2, -1]
-    """
-    entries = np.asarray(entries, dtype=np.int64)
-    exits = np.asarray(exits, dtype=np.int64)
-    out = np.full(entries.size, -1, dtype=np.int64)
-    if entries.size == 0 or exits.size == 0:
-        return out
-    depth, seg = walk.depth, walk.seg
-    outer = depth[entries] - 1
-    lo = int(min(depth[exits].min(), outer.min()))
-    span = int(max(depth.size, entries.max() + 1, exits.max() + 1)) + 1
-    d_ex = depth[exits].astype(np.int64) - lo
-    order = np.lexsort((exits, d_ex))  # by depth, then position
-    ex_sorted, d_sorted = exits[order], d_ex[order]
-    key = d_sorted * span + ex_sorted
-    pos = np.searchsorted(key, (outer - lo) * span + entries, side="right")
-    ok = pos < key.size
-    p = np.minimum(pos, key.size - 1)
-    ok &= d_sorted[p] == outer - lo
-    ok &= seg[ex_sorted[p]] == seg[entries]
-    out[ok] = ex_sorted[p[ok]]
-    return out
-
-
-def closed_by(kind: np.ndarray, walk: Walk, entries: np.ndarray, exit_idx: np.ndarray) -> np.ndarray:
-    """For each entry without an exit (``exit_idx`` -1), the index of the reset that closed it (the
-    first reset after it), or -1 when none did (the recording, or the chunk, ended first)."""
-    resets = np.flatnonzero(_RESET[np.asarray(kind)])
-    out = np.full(np.asarray(entries).size, -1, dtype=np.int64)
-    if not resets.size:
-        return out
-    j = np.searchsorted(resets, entries, side="right")
-    hit = (np.asarray(exit_idx) < 0) & (j < resets.size)
-    out[hit] = resets[j[hit]]
-    return out
-
-
-#: why an ISR entry has no exit (``IsrEntries.end`` below 0)
-OPEN, BY_SWITCH_IN, BY_LOSS = -1, -2, -3
-#: the drop-log reasons of entries closed without their exit
-CLOSED_REASONS = {BY_SWITCH_IN: "isr_closed_by_switch_in", BY_LOSS: "isr_closed_by_data_loss"}
-
-_ISR = np.zeros(256, dtype=bool)
-_ISR[[K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED]] = True
-_EXIT = np.zeros(256, dtype=bool)
-_EXIT[[K.ISR_EXIT, K.ISR_TO_SCHED]] = True
-
-
-def isr_rows(kind: np.ndarray, core: np.ndarray, c: int) -> np.ndarray:
-    """The rows the ISR state of core ``c`` follows: its ISR events and switch-ins, and every
-    core's data-loss markers."""
-    kind = np.asarray(kind)
-    return np.flatnonzero(((np.asarray(core) == c) & (_ISR[kind] | (kind == K.TASK_SWITCH_IN))) | _LOSS[kind])
 
 
 class IsrEntries(NamedTuple):
@@ -165,6 +66,56 @@ class IsrEntries(NamedTuple):
     final_depth: int  #: the depth after the last row (carried to the next chunk)
 
 
+class Pass(NamedTuple):
+    """:func:`kernel_pass`'s answer. Per event: ``owner_kind``/``owner_id`` (who owns the core from
+    it to the next event: task id, IRQ number, -1 for idle and unknown) and ``depth`` (ISR nesting
+    after it). Per ``ISR_ENTER`` (:class:`IsrEntries`): ``ent``. ``state``: after the last event,
+    ``(owner kind of the task, task id, open IRQs outermost first)``, to carry to the next chunk."""
+
+    owner_kind: np.ndarray
+    owner_id: np.ndarray
+    depth: np.ndarray
+    ent: IsrEntries
+    state: State
+
+
+def kernel_pass(kind: np.ndarray, ctx: np.ndarray | None = None,
+                state: State = START) -> Pass:
+    """The kernel-state pass over one core's events ``kind`` (any kinds; those the rules do not
+    name leave the state as it is) with their ``ctx`` ids (task id of a switch-in, IRQ of an ISR
+    entry), from the carried ``state``. The carried open ISRs have no entry here: a chunk that needs
+    their exits replays them as ``ISR_ENTER`` events in front of its own."""
+    k = np.ascontiguousarray(kind, dtype=np.uint8)
+    c = (np.zeros(k.size, np.int64) if ctx is None
+         else np.ascontiguousarray(ctx, dtype=np.int64))
+    r = _core.kstate_pass((k.ctypes.data, k.size), (c.ctypes.data, c.size),
+                          (int(state[0]), int(state[1]), [int(x) for x in state[2]]))
+    i8 = np.dtype("=i8")
+    depth = np.frombuffer(r["depth"], i8)
+    ent = IsrEntries(np.frombuffer(r["ent_idx"], i8), np.frombuffer(r["ent_depth"], i8),
+                     np.frombuffer(r["ent_end"], i8), np.frombuffer(r["ent_closer"], i8),
+                     int(depth[-1]) if depth.size else len(state[2]))
+    task_kind, task_id, stack = r["state"]
+    return Pass(np.frombuffer(r["owner_kind"], np.uint8), np.frombuffer(r["owner_id"], i8), depth, ent,
+                (task_kind, task_id, list(stack)))
+
+
+#: why an ISR entry has no exit (``IsrEntries.end`` below 0)
+OPEN, BY_SWITCH_IN, BY_LOSS = -1, -2, -3
+#: the drop-log reasons of entries closed without their exit
+CLOSED_REASONS = {BY_SWITCH_IN: "isr_closed_by_switch_in", BY_LOSS: "isr_closed_by_data_loss"}
+
+_ISR = np.zeros(256, dtype=bool)
+_ISR[[K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED]] = True
+
+
+def isr_rows(kind: np.ndarray, core: np.ndarray, c: int) -> np.ndarray:
+    """The rows the ISR state of core ``c`` follows: its ISR events and switch-ins, and every
+    core's data-loss markers."""
+    kind = np.asarray(kind)
+    return np.flatnonzero(((np.asarray(core) == c) & (_ISR[kind] | (kind == K.TASK_SWITCH_IN))) | _LOSS[kind])
+
+
 def isr_entries(kind: np.ndarray) -> IsrEntries:
     """Each ISR entry of one core's rows with its own exit, or what closed it without one.
 
@@ -175,16 +126,7 @@ def isr_entries(kind: np.ndarray) -> IsrEntries:
     >>> e.idx.tolist(), e.depth.tolist(), e.end.tolist(), e.closer.tolist(), e.final_depth
     ([0, 2, 4, 6], [1, 1, 1, 1], [-2, 3, -3, -1], [1, -1, 5, -1], 1)
     """
-    kind = np.asarray(kind)
-    w = isr_walk(kind)
-    a = np.flatnonzero(kind == K.ISR_ENTER)
-    hit = first_exit_at_depth(a, w, np.flatnonzero(_EXIT[kind]))
-    closer = closed_by(kind, w, a, hit)
-    end = hit.copy()
-    shut = closer >= 0
-    end[shut] = np.where(kind[closer[shut]] == K.TASK_SWITCH_IN, BY_SWITCH_IN, BY_LOSS)
-    final = int(w.depth[-1]) if kind.size else 0
-    return IsrEntries(a, w.depth[a], end, closer, final)
+    return kernel_pass(kind).ent
 
 
 #: ``count_switches``' mark of an unknown running context (before the first switch-in, after a loss)

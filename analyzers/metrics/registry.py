@@ -99,6 +99,8 @@ METRICS: tuple[MetricDef, ...] = (
     _m("tm.<name>.ns_per_iter", "ns", BOTH, False, "site", _TM, "Thread-Metric: ns per iteration"),
     _m("tm.determinism.<name>", "count", BOTH, False, "site", _TM, "Thread-Metric: determinism check"),
     *(_m(*row) for row in _FG_METRICS),
+    _m("rb.<name>", "ns", BOTH, True, "site", "analyzers.metrics.rtosbench",
+       "RTOSBench: T1 (tm.count) to the T2 (tm.isr / tm.report) of one time counter (rb.<test>.<name>)"),
     # -- CPU load (trace only) --------------------------------------------------------------------
     _m("cpu.load.core<core>.<context>", "pct", (TRACE,), False, "load", _CPU,
        "share of one core's window charged to a context (multi-core traces)"),

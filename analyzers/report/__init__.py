@@ -16,6 +16,7 @@ from typing import Any
 
 from . import figures as F
 from . import html as H
+from . import pictures as P
 from . import select as S
 from .own import own_recordings
 
@@ -68,13 +69,15 @@ def render(out_dir: Path, *, title: str = "crosstrace report") -> str:
     own = own_recordings(inst, camp, info)
     F.set_colours([str(r) for r in camp["rtos"].dropna().unique()] if not camp.empty else [])
     folders = {str(c.get("capture")): str(c.get("folder") or c.get("capture")) for c in caps}
+    tests = S.tests(comp, camp, info)  # every figure of the report, computed once here
     parts = [
         H.head(title, out_dir, man),
-        H.section_answer(S.tests(comp, camp, info), ag, caps, own),
+        H.section_answer(tests, ag, caps, own),
         H.section_own(out_dir, camp, own, inst),
         H.section_agreement(xv, d.get("crossval_counts"), [c["capture"] for c in ag.controls]),
         H.section_kernel_vs_pin(_optional_table(d, out_dir, "kernel_vs_pin")),
-        H.section_ntasks(camp, caps),
+        P.section_ntasks(tests, caps),
+        P.section_jitter(S.series(inst, camp, only=P.JITTER, every_scale=True)),
         H.section_comparison(comp, d.get("overhead")),
         H.section_distributions(S.series(inst, camp), _windows(out_dir, xv, inst), folders),
         H.section_tests(camp),

@@ -131,6 +131,7 @@ class Bar:
     cycles_unit: str = "cycles"
     n: int = 0
     note: str = ""
+    rate: float = float("nan")  #: iterations per second (Thread-Metric), shown before the time
 
 
 def comparison_chart(bars: Sequence[Bar], title: str, subtitle: str = "") -> str:
@@ -156,7 +157,7 @@ def comparison_chart(bars: Sequence[Bar], title: str, subtitle: str = "") -> str
             f"{b.label}: mean {fmt_num(b.mean, 'ns')} ({fmt_num(b.cycles, b.cycles_unit)}), "
             f"p50 {fmt_num(b.p50, 'ns')}, p99 {fmt_num(b.p99, 'ns')}, max {fmt_num(b.max, 'ns')}, "
             f"n={b.n}" + (f", {b.x_fastest:.2f}× the fastest" if math.isfinite(b.x_fastest) else "")
-            + b.note
+            + (f", {b.rate:,.0f} iterations/s" if math.isfinite(b.rate) else "") + b.note
         )
         body.append(f"<text x='{left - 6}' y='{y + 18}' class='lb' text-anchor='end'>{esc(b.label)}</text>")
         if math.isfinite(m):
@@ -171,7 +172,8 @@ def comparison_chart(bars: Sequence[Bar], title: str, subtitle: str = "") -> str
                     x = sx(v / 1e3)
                     body.append(_mark("line", f"{b.label} {tag}: {fmt_num(v, 'ns')}", x1=f"{x:.1f}",
                                       y1=y + 8, x2=f"{x:.1f}", y2=y + 20, class_="wh"))
-        txt = " · ".join(p for p in (fmt_num(m, "µs"), fmt_num(b.cycles, b.cycles_unit),
+        first = f"{b.rate:,.0f}/s" if math.isfinite(b.rate) else fmt_num(m, "µs")
+        txt = " · ".join(p for p in (first, fmt_num(b.cycles, b.cycles_unit),
                                      f"{b.x_fastest:.2f}×" if math.isfinite(b.x_fastest) else "")
                          if p and p != "–") or "no instances"
         body.append(f"<text x='{w - right + 8}' y='{y + 18}' class='vl'>{esc(txt)}</text>")
@@ -366,6 +368,15 @@ def percent_bars(items: Sequence[tuple[str, float]], title: str) -> str:
     return _svg(w, top + rh * len(items) + 6, body, title)
 
 
+def _spread(ys: Sequence[float], gap: float) -> list[float]:
+    """Label positions ``ys`` moved apart (keeping their order) so that no two are closer than ``gap``."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for a, b in zip(order, order[1:]):
+        out[b] = max(out[b], out[a] + gap)
+    return out
+
+
 def xy_chart(lines: Sequence[tuple[str, Sequence[float], Sequence[float]]], x_label: str, y_unit: str,
              title: str) -> str:
     """One line with hoverable points per ``(label, x, y)`` (e.g. switch time against the number
@@ -387,6 +398,7 @@ def xy_chart(lines: Sequence[tuple[str, Sequence[float], Sequence[float]]], x_la
                     f"{fmt_num(v)}</text>")
     body.append(f"<text x='{x1}' y='{y0 + 28}' class='tk' text-anchor='end'>{esc(x_label)}</text>")
     body.append(f"<text x='4' y='{y1 - 10}' class='tk'>{esc(y_unit)}</text>")
+    ends = _spread([sy(float(y[-1])) + 4 for _, _, y in arrs], 13.0)
     for k, (lb, x, y) in enumerate(arrs):
         col = colour(lb, k)
         pts = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(x.tolist(), y.tolist()))
@@ -394,6 +406,39 @@ def xy_chart(lines: Sequence[tuple[str, Sequence[float], Sequence[float]]], x_la
         for a, b in zip(x.tolist(), y.tolist()):
             body.append(_mark("circle", f"{lb}, {x_label} {fmt_num(a)}: {fmt_num(b, y_unit)}",
                               cx=f"{sx(a):.1f}", cy=f"{sy(b):.1f}", r=3.5, fill=col))
-        body.append(f"<text x='{x1 + 8}' y='{sy(float(y[-1])) + 4:.1f}' class='lb' fill='{col}'>"
-                    f"{esc(lb)}</text>")
+        body.append(f"<text x='{x1 + 8}' y='{ends[k]:.1f}' class='lb' fill='{col}'>{esc(lb)}</text>")
     return _svg(W, y0 + 34, body, title)
+
+
+def ecdf(series: Sequence[Series], title: str, unit_scale: float = 1e3, unit: str = "µs") -> str:
+    """Empirical CDFs on one axis, one step line per series (share of instances ≤ x), each in its
+    RTOS colour and named with its n; at most :data:`MAX_POINTS` steps per line (extremes kept)."""
+    vals = [np.sort(s.values[np.isfinite(s.values)]) / unit_scale for s in series]
+    if not any(v.size for v in vals):
+        return ""
+    lo, hi = min(float(v[0]) for v in vals if v.size), max(float(v[-1]) for v in vals if v.size)
+    if hi <= lo:
+        lo, hi = lo - (abs(lo) * 0.01 or 1e-3), hi + (abs(hi) * 0.01 or 1e-3)
+    x0, x1, y0, y1 = 48, W - 10, 196, 40
+    sx = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)  # noqa: E731
+    sy = lambda f: y0 - f * (y0 - y1)  # noqa: E731
+    body = [f"<text x='0' y='12' class='ct'>{esc(title)}</text>"]
+    body += _axis_x(x0, x1, y0, lo, hi, unit) + _axis_y(x0, y0, y1, 0.0, 1.0)
+    for k, (s, v) in enumerate(zip(series, vals)):
+        if not v.size:
+            continue
+        col = colour(s.label, k)
+        steps = np.linspace(0, v.size - 1, MAX_POINTS).astype(int)
+        keep = np.unique(np.concatenate([[0, v.size - 1], steps]))
+        pts = [f"{sx(lo):.1f},{sy(0):.1f}"]
+        for i in keep.tolist():
+            pts += [f"{sx(v[i]):.1f},{sy(i / v.size):.1f}", f"{sx(v[i]):.1f},{sy((i + 1) / v.size):.1f}"]
+        body.append(f"<polyline points='{' '.join(pts)}' fill='none' stroke='{col}' stroke-width='1.8'/>")
+        for q in (0.5, 0.99, 1.0):
+            i = min(int(math.ceil(q * v.size)) - 1, v.size - 1)
+            tip = f"{s.label}: {q:.0%} of {v.size} periods within {fmt_num(v[i])} {unit}"
+            body.append(_mark("circle", tip, cx=f"{sx(v[i]):.1f}", cy=f"{sy((i + 1) / v.size):.1f}", r=3,
+                              fill=col))
+    body.append(_legend([s for s, v in zip(series, vals) if v.size], x1 - 170, y1 + 70))
+    body.append(f"<text x='4' y='{y1 - 14}' class='tk'>share of periods ≤ x</text>")
+    return _svg(W, y0 + 32, body, title)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import itertools
 import math
-import re
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -154,7 +153,7 @@ def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, An
                    own: Sequence[str] = ()) -> str:
     """The first screen: the answer in one sentence, the agreement tally, one chart per test (for
     a folder of the user's own recordings only: what they are, and a pointer to their pages)."""
-    h = S.headline(tests)
+    h, ht = S.headline(tests), S.headline_test(tests)
     if not tests and not ag.rows and not ag.controls and own:
         return ("<section id='answer'><p class='answer'>"
                 f"{len(own)} recording{'s' if len(own) > 1 else ''} of your own firmware (no test sites, "
@@ -176,20 +175,28 @@ def section_answer(tests: list[S.Test], ag: S.Agreement, caps: list[dict[str, An
             f"<b>{F.fmt_num(best['mean_ns'], 'ns')}</b> ({F.fmt_num(best['cycles'], best['cycles_unit'])}) "
             f"measured {S.SOURCE_LABEL.get(h['source'], h['source'])}"
             f"{' (' + esc(h['profile']) + ' analyzer)' if h['profile'] else ''}; {slower}.</p>"
-            + (f"<p class='muted'>One run each ({what}); the mean of its instances, nothing averaged "
-               "across variants, time scales or analyzers.</p>" if what else "")
+            + (f"<p class='muted' id='figure-definition'>Here ({what}) {ht.definition()} "
+               f"<code>{esc(ht.csv_row)}</code>. The charts, the panel beside them and the "
+               "number-of-tasks table show these same figures.</p>" if what and ht else "")
         )
     parts.append("<div class='top'><div class='panel'>" + agreement_summary(ag, caps)
-                 + (metric_agreement(ag, h["metric"], h["captures"]) if h else "") + "</div>")
+                 + (metric_agreement(ag, ht) if ht else "") + "</div>")
     parts.append("<div class='grid'>")
     for t in tests:
         src = S.SOURCE_LABEL.get(t.source, t.source) + (f", {t.profile}" if t.profile else "")
-        parts.append("<div>" + F.comparison_chart(t.bars, t.name, f"{t.metric} ({src})") + "</div>")
+        rate = "; beside: iterations/s" if t.metric == S.RATE_METRIC else ""
+        parts.append("<div>" + F.comparison_chart(t.bars, t.name, f"{t.metric} ({src}){rate}") + "</div>")
     virtual = any(t.time_scale and t.time_scale != "real time" for t in tests)
     cyc = ("CPU cycles (instructions on a QEMU icount time scale)" if virtual else "CPU cycles")
-    parts.append("</div></div>" + ("<p class='muted'>Bars: mean; whisker ticks: p50, p99, max; beside "
+    parts.append("</div></div>" + ("<p class='muted'>Bars: " + S.FIGURE_SHORT
+                                   + "; whisker ticks: p50, p99, max; beside "
                                    f"each bar: µs · {cyc} · multiple of the fastest. Each chart is one "
-                                   "time scale; hover for details.</p>" if tests else "") + "</section>")
+                                   "time scale; hover for details."
+                                   + (" Thread-Metric: time per iteration of the test (all its threads; "
+                                      "<code>tm.ns_per_iter</code> in campaign.csv), its iterations per "
+                                      "second (<code>tm.rate</code>) beside the bar."
+                                      if any(t.metric == S.RATE_METRIC for t in tests) else "")
+                                   + "</p>" if tests else "") + "</section>")
     return "\n".join(parts)
 
 
@@ -200,31 +207,30 @@ def _scale_words(ts: str) -> str:
     return f"QEMU icount, {ts.replace(' ns/insn', ' ns per instruction')}"
 
 
-def metric_agreement(ag: S.Agreement, metric: str, captures: Sequence[str] = ()) -> str:
-    """Trace against pins for the headline metric on the headline's ``captures`` (all when
-    empty), and what was not judged (by metric)."""
+def metric_agreement(ag: S.Agreement, t: S.Test) -> str:
+    """Trace against pins for the headline test ``t``: per RTOS its figure from the trace and at the
+    pins (:meth:`S.Test.figure`, the numbers of the sentence and the charts), the raw Δ of its
+    captures' cross-validation rows, and what was not judged (by metric)."""
     xv = ag.all_rows
     if xv is None or xv.empty:
         return ""
     out = []
-    m = xv[xv["metric"] == metric]
-    if captures:
-        m = m[m["capture"].isin(list(captures))]
-    if "profile" in m.columns and (m["profile"] == "ideal").any():
-        m = m[m["profile"] == "ideal"]  # one analyzer, and so one time scale (board runs have no ideal)
-    if not m.empty and "rtos" in m.columns:
-        items = []
-        tracer = m["rtos"].astype(str)
-        if "variant" in m.columns:  # one line per RTOS and tracer (Zephyr: SystemView and CTF)
-            ctf = m["variant"].fillna("").astype(str).str.endswith("ctf")
-            tracer = tracer.where(~ctf, tracer + " (CTF)")
-        for rtos, g in m.groupby(tracer):
-            raw = S._max_abs(g, "raw_rel_diff_pct")
-            items.append(f"<li><b>{esc(rtos)}</b>: trace {F.fmt_num(float(g['trace_mean'].mean()), 'ns')}, "
-                         f"pins {F.fmt_num(float(g['logic_mean'].mean()), 'ns')}"
-                         + (f", raw Δ up to {_pct(raw)}" if raw == raw else "") + "</li>")
-        where = " (ideal analyzer)" if "profile" in m.columns and (m["profile"] == "ideal").all() else ""
-        out.append(f"<p><code>{esc(metric)}</code> measured both ways{where}:</p><ul>{''.join(items)}</ul>")
+    m = xv[(xv["metric"] == t.metric) & xv["capture"].isin(list(t.captures))]
+    pins_prof = t.profile if t.source == "logic" else "ideal"
+    if "profile" in m.columns:
+        m = m[m["profile"] == pins_prof]
+    items = []
+    for b in sorted(t.bars, key=lambda b: b.label):
+        tr, pins = t.figure(b.label, "trace"), t.figure(b.label, "logic", pins_prof)
+        if not (math.isfinite(tr) and math.isfinite(pins)):
+            continue
+        g = m[m["rtos"].astype(str) == b.label.split(" (")[0]] if "rtos" in m.columns else m.iloc[:0]
+        raw = S._max_abs(g, "raw_rel_diff_pct")
+        items.append(f"<li><b>{esc(b.label)}</b>: trace {F.fmt_num(tr, 'ns')}, pins {F.fmt_num(pins, 'ns')}"
+                     + (f", raw Δ up to {_pct(raw)}" if raw == raw else "") + "</li>")
+    if items:
+        where = f" ({esc(pins_prof)} analyzer, {esc(t.time_scale)})" if pins_prof else ""
+        out.append(f"<p><code>{esc(t.metric)}</code> measured both ways{where}:</p><ul>{''.join(items)}</ul>")
     other = xv[~xv["verdict"].isin(["PASS", "FAIL"])]
     if not other.empty:
         by = other.groupby(["verdict", "metric"]).size().sort_values(ascending=False)
@@ -245,7 +251,9 @@ def agreement_summary(ag: S.Agreement, caps: list[dict[str, Any]]) -> str:
     out = [f"<h3>Do trace and pins agree? {word}.</h3>",
            f"<p>{c.get('PASS', 0)} PASS and {c.get('FAIL', 0)} FAIL of {ag.rows} metric comparisons"
            + (f"; {unjudged} not judged (INCOMPLETE / UNRESOLVED)" if unjudged else "")
-           + ".</p><div class='cards'>"]
+           + ".</p><p class='muted'>A comparison is a row of crossval.csv (capture, analyzer profile, metric)"
+           + ("; those of negative controls are counted apart" if ag.controls else "") + ".</p>"
+           + "<div class='cards'>"]
     for v in S.VERDICTS:
         if v == "NO_PAIRS" and not c.get(v):
             continue
@@ -360,66 +368,20 @@ def section_tests(camp: Any) -> str:
     return "\n".join(parts)
 
 
-def section_ntasks(camp: Any, caps: list[dict[str, Any]]) -> str:
-    """Pivot of the context-switch mean by RTOS and number of tasks (``CT_NTASKS``)."""
-    if camp is None or camp.empty:
-        return ""
-    ntasks = {c["capture"]: (c.get("provenance") or {}).get("options", {}).get("CT_NTASKS") for c in caps}
-    df = camp[(camp["metric"] == "ctx_switch.yield") & (camp["kind"] == "distribution")].copy()
-    df["ntasks"] = df["capture"].map(ntasks)
-    df = df[df["ntasks"].notna()]
-    if df.empty:
-        return ""
-    has_trace = set(df.loc[df["source"] == "trace", "capture"])
-    df = df[(df["source"] == "trace") | (~df["capture"].isin(has_trace) & (df["source"] == "logic"))]
-    df = df[(df["source"] == "trace") | (df["profile"] == "ideal")]
-    df = df.assign(**{"time scale": df["time_scale"] if "time_scale" in df.columns else "",
-                      "build": df["variant"].fillna("").map(_build_words)})
-    index = ["time scale", "rtos", "build"]
-    if df.duplicated(index + ["ntasks", "source"]).any():  # one value per cell, never a mean of runs
-        df = df.assign(build=df["build"] + " · " + df["capture"].astype(str).str.rsplit("/", n=1).str[-1])
-    piv = df.pivot_table(index=index, columns="ntasks", values="mean", aggfunc="first")
-    piv.columns = [f"N={int(c)}" for c in piv.columns]
-    piv = piv.reset_index()
-    piv = piv.iloc[sorted(range(len(piv)), key=lambda i: (S.time_scale_order(piv["time scale"].iat[i]),
-                                                            piv["rtos"].iat[i], piv["build"].iat[i]))]
-    return ("<h2 id='ntasks'>Context switch per number of tasks</h2><p class='muted'>Mean "
-            "<code>ctx_switch.yield</code> [ns] per time scale, RTOS and build, by number of tasks "
-            "(<code>CT_NTASKS</code>), from the trace where present, else the pins (ideal analyzer). "
-            "One run per cell: compare rows of the same time scale only.</p>"
-            + _ntasks_charts(piv) + html_table(piv, list(piv.columns), left=index))
-
-
-def _ntasks_charts(piv: Any) -> str:
-    """Switch time against the number of tasks, one line per RTOS (default build), one chart per
-    time scale."""
-    ns = [c for c in piv.columns if c.startswith("N=")]
-    figs = []
-    for ts, g in piv[piv["build"] == "default"].groupby("time scale", sort=False):
-        lines = []
-        for rtos, vals in zip(g["rtos"], g[ns].to_numpy(float)):
-            pts = [(int(c[2:]), float(v)) for c, v in zip(ns, vals) if math.isfinite(v)]
-            if len(pts) > 1:
-                lines.append((str(rtos), [p[0] for p in pts], [p[1] for p in pts]))
-        if lines:
-            figs.append(F.xy_chart(lines, "tasks", "ns", f"ctx_switch.yield by number of tasks, {ts}"))
-    return ("<div class='figs'>" + "".join(f"<div>{f}</div>" for f in figs) + "</div>") if figs else ""
-
-
-def _build_words(variant: str) -> str:
-    """What a context-switch variant says about the build beyond its number of tasks."""
-    rest = [p for p in str(variant).split("-") if p and not re.fullmatch(r"n\d+", p)]
-    return " ".join(rest) or "default"
-
-
 def section_comparison(comp: Any, ov: Any) -> str:
     parts = ["<h2 id='comparison'>RTOS comparison, every metric</h2>"]
     if comp is None or comp.empty:
         return "\n".join(parts + ["<p class='muted'>No comparable metrics.</p>"])
-    cols = ["board", "app", "variant", "metric", "source", "profile", "rtos", "mean_ns", "mean_us",
-            "mean_cycles", "x_fastest", "x_slowest", "rank", "runs"]
-    parts.append(_details(f"{len(comp)} rows: mean per RTOS as a multiple of the fastest and slowest",
-                          html_table(comp, cols, left=cols[:7], search=True)))
+    keys = ["board", "app", "variant", "time_scale", "metric", "source", "profile", "rtos", "tracer"]
+    boards = comp["board"].dropna().unique() if "board" in comp.columns else []
+    if len(boards) == 1:  # one board: said once, not on every row (the table fits a desktop screen)
+        keys = keys[1:]
+    cols = keys + ["mean_ns", "mean_cycles", "cycles_unit", "x_fastest", "x_slowest", "rank", "runs"]
+    on = f" on {esc(boards[0])}" if len(boards) == 1 else ""
+    parts.append(_details(f"{len(comp)} rows (comparison.csv){on}: mean per RTOS as a multiple of the "
+                          "fastest and slowest of the same board, app, variant, time scale, metric, source "
+                          "and profile",
+                          html_table(comp, cols, left=keys + ["cycles_unit"], search=True)))
     if ov is not None and not ov.empty:
         parts.append(_details("Instrumentation overhead (traced minus untraced build, pins)",
                               html_table(ov, list(ov.columns), left=("board", "rtos", "app", "metric",
@@ -451,9 +413,10 @@ def section_distributions(series: dict[str, list[F.Series]], out_rows: Any, fold
             for c, w in zip(out_rows["capture"], out_rows["window"])])
         parts.append("<div id='windows'></div>")
         parts.append(_details(f"Failing and outlying instances ({len(df)}): the window to open in Perfetto",
-                              html_table(df, ["capture", "metric", "why", "source", "instance", "value_ns",
+                              # the capture is named by its folder in the export command
+                              html_table(df, ["metric", "why", "source", "instance", "value_ns",
                                               "median_ns", "window", "export"],
-                                         left=("capture", "metric", "why", "source", "window", "export"),
+                                         left=("metric", "why", "source", "window", "export"),
                                          code=("export",), search=True),
                               open_=bool((df["why"] != "outlier").any())))
     return "\n".join(parts)

@@ -27,6 +27,9 @@ HEADLINE = {
     "fft_workload": "fft.duration",
     "calib": "calib.loop",
 }
+#: Thread-Metric's result: time per iteration of the test's loop (all its threads), the reciprocal
+#: of its iteration rate (``tm.rate``); a scalar per run, so not in comparison.csv (campaign.csv has it).
+RATE_METRIC = "tm.ns_per_iter"
 VERDICTS = ("PASS", "FAIL", "INCOMPLETE", "UNRESOLVED", "NO_PAIRS")
 CAPTURE_KEYS = ("verdict", "expected_verdict", "negative_control", "time_scale")
 SOURCE_LABEL = {"trace": "from the trace", "logic": "at the pins", "firmware": "by the firmware"}
@@ -116,6 +119,11 @@ def _max_abs(df: Any, col: str) -> float:
     return float(v[np.argmax(np.abs(v))]) if v.size else float("nan")
 
 
+#: What one figure of the report is (said next to the figures, :meth:`Test.definition`; docs/
+#: methodology.md "One figure per question"). :func:`tests` computes the figures; every section
+#: that shows one reads it from there.
+FIGURE_SHORT = "the mean of all instances in one run: one RTOS, one build variant, one time scale"
+
 @dataclass
 class Test:
     """One test (app + variant) at one time scale on the first screen."""
@@ -128,10 +136,38 @@ class Test:
     bars: list[Bar]
     time_scale: str = ""
     captures: tuple[str, ...] = ()  #: the captures behind the bars
+    rows: Any = None  #: the test's comparison rows of ``metric``, every source and profile
 
     @property
     def name(self) -> str:
         return " · ".join(p for p in (f"{self.app} {self.variant}".strip(), self.time_scale) if p)
+
+    @property
+    def csv_row(self) -> str:
+        """Where the bars are in comparison.csv, in words."""
+        keys = (f"app={self.app}", f"variant={self.variant}", f"time_scale={self.time_scale}",
+                f"metric={self.metric}", f"source={self.source}", f"profile={self.profile}")
+        return ", ".join(k for k in keys if not k.endswith("="))
+
+    def definition(self) -> str:
+        """What each figure of this test is, in one sentence (before the comparison.csv row)."""
+        runs = self.rows["runs"] if self.rows is not None and "runs" in self.rows else None
+        several = runs is not None and bool((runs.fillna(0) > 1).any())
+        return ("each figure is the mean of all instances of " + ("each run, averaged over the RTOS's runs"
+                if several else "the RTOS's one run") + ", nothing averaged across variants, time scales, "
+                "tracers or analyzers; it is the comparison.csv row")
+
+    def figure(self, label: str, source: str, profile: str = "") -> float:
+        """The figure of bar ``label`` measured by ``source`` (and ``profile``): the mean of the
+        comparison row, the same one :func:`tests` made the bars from; NaN when there is none."""
+        r = self.rows
+        if r is None or r.empty:
+            return float("nan")
+        rtos = label.split(" (")[0]
+        hit = r[(r["source"] == source) & (r["profile"] == profile) & (r["rtos"].astype(str) == rtos)]
+        if " (" in label and "tracer" in hit.columns:  # "zephyr (ctf)": the bar of one tracer
+            hit = hit[hit["tracer"].astype(str) == label.split(" (", 1)[1].rstrip(")")]
+        return float(hit["mean_ns"].iloc[0]) if len(hit) == 1 else float("nan")
 
 
 def _pick_source(rows: Any) -> tuple[str, str]:
@@ -148,7 +184,7 @@ def _pick_source(rows: Any) -> tuple[str, str]:
 def _headline_metric(app: str, rows: Any) -> str:
     """The test's metric for the first screen: :data:`HEADLINE`'s, else the measured one (some
     instance) that most RTOSes have, by name among equals."""
-    pref = HEADLINE.get(app)
+    pref = RATE_METRIC if app.startswith("tm_") else HEADLINE.get(app)
     if pref is not None and (rows["metric"] == pref).any():
         return pref
     if "n" in rows.columns and (rows["n"].fillna(0) > 0).any():
@@ -180,23 +216,37 @@ def tests(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> list[Test]:
     multiple of the fastest). Nothing is averaged across time scales, profiles or tracers."""
     if comp is None or comp.empty or camp is None or camp.empty:
         return []
-    comp, camp = _with_axes(comp), _with_axes(camp)
+    comp, camp = _with_axes(_with_rates(comp, camp, info)), _with_axes(camp)
     out = []
     keys = sorted(comp.groupby(["app", "variant", "time_scale"]).groups,
                   key=lambda k: (k[0], _natural(k[1]), time_scale_order(k[2])))
     for app, variant, ts in keys:
         rows = comp[(comp["app"] == app) & (comp["variant"] == variant) & (comp["time_scale"] == ts)]
         metric = _headline_metric(str(app), rows)
-        rows = rows[rows["metric"] == metric]
-        src, prof = _pick_source(rows)
-        rows = rows[(rows["source"] == src) & (rows["profile"] == prof)].sort_values("mean_ns")
+        every = rows[rows["metric"] == metric]
+        src, prof = _pick_source(every)
+        rows = every[(every["source"] == src) & (every["profile"] == prof)].sort_values("mean_ns")
         cr = camp[(camp["app"] == app) & (camp["variant"] == variant) & (camp["metric"] == metric)
                   & (camp["source"] == src) & (camp["profile"] == prof) & (camp["time_scale"] == ts)]
         several = rows["rtos"].duplicated(keep=False)
         bars = [_bar(r, cr, info, bool(dup)) for r, dup in zip(rows.itertuples(), several)]
         out.append(Test(str(app), str(variant), metric, src, prof, bars, str(ts),
-                        tuple(sorted(cr["capture"].astype(str).unique()))))
+                        tuple(sorted(cr["capture"].astype(str).unique())), every))
     return sorted(out, key=lambda t: len(t.bars) < 2)  # comparisons first, single-RTOS tests after
+
+
+def _with_rates(comp: Any, camp: Any, info: dict[str, dict[str, Any]]) -> Any:
+    """``comp`` and Thread-Metric's time per iteration (:data:`RATE_METRIC`, one value per run in
+    campaign.csv), compared by the same function as comparison.csv's rows."""
+    import pandas as pd
+
+    from ..campaign.tables import comparison_table
+
+    r = camp[(camp["metric"] == RATE_METRIC) & (camp["unit"] == "ns")]
+    if r.empty or (comp["metric"] == RATE_METRIC).any():
+        return comp
+    return pd.concat([comp, comparison_table(r.assign(kind="summary"), list(info.values()))],
+                     ignore_index=True)
 
 
 def _bar(r: Any, cr: Any, info: dict[str, dict[str, Any]], name_tracer: bool) -> Bar:
@@ -216,6 +266,7 @@ def _bar(r: Any, cr: Any, info: dict[str, dict[str, Any]], name_tracer: bool) ->
         p50=float(c["p50"].mean()) if not c.empty else float("nan"),
         p99=float(c["p99"].mean()) if not c.empty else float("nan"),
         max=float(c["max"].max()) if not c.empty else float("nan"),
+        rate=1e9 / float(r.mean_ns) if r.metric == RATE_METRIC and r.mean_ns > 0 else float("nan"),
     )
 
 
@@ -270,11 +321,14 @@ def _site_metrics(df: Any) -> Any:
     return df
 
 
-def series(inst: dict[str, Any], camp: Any, max_metrics: int = 80) -> dict[str, list[Series]]:
+def series(inst: dict[str, Any], camp: Any, max_metrics: int = 80, *, only: Any = None,
+           every_scale: bool = False) -> dict[str, list[Series]]:
     """chart title -> one :class:`Series` per RTOS (trace instances where the capture has a trace,
     else the first pin profile), for the distribution charts. One chart per metric, variant (build
     configuration) and time scale: only the runs of one RTOS that share all three are pooled.
-    ``inst``: each capture's instances (``campaign.tables.read_instances``)."""
+    ``inst``: each capture's instances (``campaign.tables.read_instances``); ``only``: a compiled
+    pattern the metrics must match; ``every_scale``: name the time scale in every title, not only
+    when the campaign has several."""
     import pandas as pd
 
     if camp is None or camp.empty:
@@ -286,6 +340,8 @@ def series(inst: dict[str, Any], camp: Any, max_metrics: int = 80) -> dict[str, 
         if df.empty or cid not in ident.index:
             continue
         df = _site_metrics(df)
+        if only is not None and not df.empty:
+            df = df[df["metric"].astype(str).map(lambda m: bool(only.fullmatch(m)))]
         if df.empty:
             continue
         src = "trace" if (df["source"] == "trace").any() else "logic"
@@ -301,7 +357,7 @@ def series(inst: dict[str, Any], camp: Any, max_metrics: int = 80) -> dict[str, 
             pieces.setdefault(key, {}).setdefault(by, []).append((cid, g))
     if not pieces:
         return {}
-    several_ts = len({k[2] for k in pieces}) > 1
+    several_ts = every_scale or len({k[2] for k in pieces}) > 1
     out: dict[str, list[Series]] = {}
     keys = sorted(pieces, key=lambda k: (k[0], _natural(k[1]), time_scale_order(k[2])))
     for key in keys[:max_metrics]:

@@ -481,6 +481,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="<rtos> or <rtos>/<app-dir>[/<run-id>] (repeatable)")
     c.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "captures")
     c.add_argument("--list", action="store_true")
+    c.add_argument("--campaign", type=Path, default=CAMPAIGN,
+                   help="campaign file (default captures/campaign.toml; captures/campaign-rtosbench.toml)")
     v = sub.add_parser("verify", help="check run.json hashes under a folder")
     v.add_argument("root", type=Path, nargs="?", default=ROOT / "captures")
     return ap
@@ -515,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(d)
         return 0
-    runs = load_campaign()
+    runs = load_campaign(a.campaign)
     if a.only:
         runs = select_runs(runs, a.only)
     failed = 0

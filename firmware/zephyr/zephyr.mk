@@ -17,6 +17,8 @@ zfw_out = $(FW_BUILD)/$(1)/zephyr/$(2)$(if $(3),-$(3))
 # Thread-Metric apps (tm_*) take the upstream test sources from the pinned ThreadX tree, as `make fw` does:
 # $(CT_DEPS_DIR)/threadx when it exists (otherwise thread_metric.cmake fetches it, online)
 zfw_tm_args = $(if $(filter tm_%,$(1)),$(if $(wildcard $(CT_DEPS_DIR)/threadx),-DFETCHCONTENT_SOURCE_DIR_THREADX=$(abspath $(CT_DEPS_DIR)/threadx)))
+# RTOSBench (apps/rtosbench): the upstream tests from $(CT_DEPS_DIR)/RTOSBench
+zfw_tm_args += $(if $(filter rtosbench,$(1)),$(if $(wildcard $(CT_DEPS_DIR)/RTOSBench),-DFETCHCONTENT_SOURCE_DIR_RTOSBENCH=$(abspath $(CT_DEPS_DIR)/RTOSBench)))
 
 # A build folder is keyed by its configure line (as fw_build in firmware/firmware.mk): -D options persist in
 # the CMake cache, so a folder whose recorded line (<build>/ct-configure.args) differs is configured afresh.

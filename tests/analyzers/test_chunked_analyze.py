@@ -127,7 +127,7 @@ def test_large_recordings_go_chunked_by_default(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_sigrok_session_is_sized_by_its_samples() -> None:
-    long = Q / "freertos" / "isr_latency-long" / "ref" / "logic.sr"  # 6 MB holding 5.7 GB of samples
+    long = Q / "freertos" / "isr_latency-long" / "ref" / "logic.sr"  # 3 MB holding 2.9 GB of samples
     short = Q / CAPTURE_DIRS[0] / "logic.sr"  # 0.2 GB of samples
     assert long.stat().st_size < chunked.ANALYZE_CHUNK_BYTES < chunked.sample_bytes(long)
     assert chunked.chunk_size({"file": long}) == chunked.ANALYZE_CHUNK_EVENTS

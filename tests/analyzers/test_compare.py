@@ -105,3 +105,56 @@ def test_relative_change_of_zero_means_warns_nothing():
     assert bootstrap_rel_change(z, z, n_boot=100) == (0.0, 0.0, 0.0)
     point, lo, hi = bootstrap_rel_change(z, np.ones(20), n_boot=100)
     assert np.isnan(point) and np.isnan(lo) and np.isnan(hi)
+
+
+def _readme_ab() -> list[str]:
+    """The README tour's A/B: its `analyze ... -o out/guard-*` and `compare out/guard-*` lines."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
+    return [ln for ln in lines if ln.startswith("crosstrace ") and "out/guard-" in ln]
+
+
+def test_the_readme_ab_runs_as_printed(tmp_path, monkeypatch, capsys):
+    """On a fresh clone (the bundled captures, an empty out/), the README's A/B runs as printed:
+    Zephyr's switch without and with the MPU stack guard pair although their variants differ, the
+    regression is flagged with the README's numbers, exit 1 as it says."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cmds = _readme_ab()
+    assert [c.split()[1] for c in cmds] == ["analyze", "analyze", "compare"], cmds
+    (tmp_path / "captures").symlink_to(root / "captures")
+    monkeypatch.chdir(tmp_path)
+    for cmd in cmds[:-1]:
+        assert main(shlex.split(cmd)[1:]) == 0, cmd
+    capsys.readouterr()
+    assert main(shlex.split(cmds[-1])[1:]) == 1
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("ctx_switch.yield ") and " ideal " in ln)
+    assert "n2 → n2-mpu" in row and row.endswith("REGRESSION")
+    mean_a, mean_b, change = re.search(r"([\d.]+) +([\d.]+) +([+-][\d.]+) \[", row).groups()
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"\+([\d.]+) % \((\d+) → (\d+) ns at the", readme)
+    assert said and (float(said.group(1)), int(said.group(2)), int(said.group(3))) == (
+        round(float(change), 1), round(float(mean_a)), round(float(mean_b)))
+
+
+def test_two_single_captures_pair_across_variants_only(two_time_scales, tmp_path):
+    """An A/B of two single captures pairs whatever their variants; two campaigns pair by variant,
+    and two single captures at different time scales never pair."""
+    one = two_time_scales / "captures"
+    ref, board = next(one.rglob("ref")), next(one.rglob("board"))
+    assert compare(ref, board, n_boot=50) == []  # 1 vs 8 ns/insn: nothing in common
+    import json
+    import shutil
+
+    other = tmp_path / "ref"
+    shutil.copytree(ref, other)
+    res = json.loads((other / "result.json").read_text())
+    (other / "result.json").write_text(json.dumps({**res, "variant": "mpu"}))
+    ch = compare(ref, other, n_boot=50)
+    assert ch and all(c.variant_b == "mpu" and c.rel_change_pct == 0 for c in ch)

@@ -9,6 +9,7 @@ D3: a switch-in while an ISR is open (its exit lost) closes it there, with a dro
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 
 import numpy as np
@@ -168,12 +169,20 @@ def test_two_cores_keep_their_own_stack(tmp_path: Path) -> None:
 
 
 def test_the_rules_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fault injection: without the switch-in reset, D3's button ISR is measured to the end."""
+    """Fault injection: a kernel-state pass that does not see the switch-ins (the rule that closes the
+    ISRs open at one is gone): D3's button ISR is measured to the end."""
     from analyzers.metrics import kstate
 
-    reset = kstate._RESET.copy()
-    reset[kstate.K.TASK_SWITCH_IN] = False
-    monkeypatch.setattr(kstate, "_RESET", reset)
+    real = kstate._core.kstate_pass
+
+    class Blind:
+        @staticmethod
+        def kstate_pass(kind: tuple[int, int], ctx: tuple[int, int], state: tuple) -> dict:
+            k = np.ctypeslib.as_array(ctypes.cast(kind[0], ctypes.POINTER(ctypes.c_uint8)), (kind[1],)).copy()
+            k[k == kstate.K.TASK_SWITCH_IN] = kstate.K.INVALID
+            return real((k.ctypes.data, k.size), ctx, state)
+
+    monkeypatch.setattr(kstate, "_core", Blind)
     body = [(10, START_EXEC, (A,)), (20, ISR_ENTER, (40,))]
     for k in range(10):
         t = 1_000 * (k + 1)
@@ -244,3 +253,26 @@ def test_drop_log_in_proportion(tmp_path: Path) -> None:
     assert sum(r["rows"] for r in result["drop_log"]) == len(detail)
     gaps = result["gaps"][0]["gaps"]
     assert len(gaps) == 34  # the recording's OVERFLOWs, each once
+
+
+@pytest.mark.parametrize("closer", ["overflow", "switch_in"])
+def test_the_isr_tests_duration_follows_the_kernel_state(tmp_path: Path, closer: str) -> None:
+    """``isr.duration`` of the ISR test (analyzers.metrics.isr_latency) pairs each entry with its own
+    exit by the same rules: an entry whose exit a data loss or a switch-in cut off is excluded (by
+    that reason), never measured to a later exit. (It paired by a recording-wide nesting count: the
+    cut entry ran to the stray exit at 5 ms, 4 ms.) In memory and over chunks."""
+    from analyzers.metrics.isr_latency import isr_to_task_latency
+
+    cut = (2_000, OVERFLOW, (5,)) if closer == "overflow" else (2_000, START_EXEC, (A,))
+    body = [(10, START_EXEC, (A,)), (1_000, ISR_ENTER, (15,)), cut,
+            (3_000, ISR_ENTER, (15,)), (3_010, ISR_EXIT, ()), (3_011, START_EXEC, (A,)),
+            (5_000, ISR_EXIT, ())]  # an exit whose entry the recording lost: ignored
+    tr = read_systemview(_stream(tmp_path, body))
+    why = "isr_closed_by_data_loss" if closer == "overflow" else "isr_closed_by_switch_in"
+    whole = isr_to_task_latency(tr, sites=load_sites(), irq=15).summary
+    chunked = [analyze_chunks(lambda s=size: slice_trace(tr, s), load_sites(), {"CT_TEST_IRQ": 15})
+               .results["isr_latency"].summary for size in (1, 2, 5)]
+    for s in [whole, *chunked]:
+        st = s.stats["isr.duration"]
+        assert (st.n, st.mean, st.max) == (1, 10 * US, 10 * US)
+        assert [(d.reason, d.count) for d in s.drop_log if d.metric == "isr.duration"] == [(why, 1)]

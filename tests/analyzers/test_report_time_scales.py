@@ -138,3 +138,14 @@ def test_the_headline_metric_is_one_with_instances() -> None:
                          "rtos": ["threadx", "zephyr", "threadx", "zephyr"], "n": [0, 0, 12, 12]})
     assert _headline_metric("tm_memory", rows) == "tm.period"
     assert _headline_metric("tm_memory", rows.assign(n=0)) == "tm.isr.interval"  # nothing measured
+
+
+def test_the_comparison_table_names_time_scale_and_tracer(campaign_dir):
+    """Its rows for one RTOS at two time scales are not look-alike duplicates (the report's table
+    left out the time scale and tracer comparison.csv has)."""
+    text = render(campaign_dir)
+    sec = text[text.index("<h2 id='comparison'>"):]
+    head = re.findall(r"<th class=\"[^\"]*\">([^<]+)</th>", sec[:sec.index("</tr>")])
+    assert {"time_scale", "tracer"} <= set(head)
+    rows = re.findall(r"<tr>(.*?)</tr>", sec[:sec.index("</table>")])[1:]
+    assert len(rows) == len(set(rows))

@@ -141,7 +141,7 @@ def test_a_lost_carry_is_caught(monkeypatch: pytest.MonkeyPatch, fault: str) -> 
     from analyzers.metrics import isr as sisr
 
     if fault == "cpu_state":
-        monkeypatch.setattr(scpu._Core, "_carry", lambda self, kind, ctx: None)
+        monkeypatch.setattr(scpu._Core, "_carry", lambda self, state: None)
     elif fault == "isr_pending":
         original_core = sisr.IsrStream._core
 
@@ -222,14 +222,14 @@ def test_a_lost_carry_of_the_site_analyzers_is_caught(monkeypatch: pytest.Monkey
 
         monkeypatch.setattr(sched.CausedSwitchIn, "feed", feed)
         name = "freertos/isr_latency/ref/trace.SVDat"
-    elif fault == "isr_exit":
-        orig_i = isrlat.IsrLatencyStream.feed
+    elif fault == "isr_exit":  # the ISR entries isr_latency reads (the kernel metrics' IsrStream)
+        orig_i = isrlat.IsrStream.feed
 
-        def feed_i(self: Any, ev: Any, row0: int) -> None:
-            orig_i(self, ev, row0)
-            self.pending = []
+        def feed_i(self: Any, *a: Any) -> None:
+            orig_i(self, *a)
+            self.pending = {}
 
-        monkeypatch.setattr(isrlat.IsrLatencyStream, "feed", feed_i)
+        monkeypatch.setattr(isrlat.IsrStream, "feed", feed_i)
         name = "freertos/isr_latency/ref/trace.SVDat"
     else:
         which = "next_sw" if fault == "next_switch_in" else "next_ctx"

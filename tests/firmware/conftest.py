@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, missing
 
 FW = Path(__file__).resolve().parents[2] / "firmware"
 # what each RTOS build needs: FreeRTOS-Kernel + SEGGER SystemView/RTT, or ThreadX
@@ -27,13 +27,10 @@ def rtos_sources(rtos: str) -> dict[str, Path]:
     """{name: folder} of the sources ``rtos`` needs; skips (or fails in CI) when one is missing."""
     d = deps_dir()
     found = {n: d / n for n in RTOS_DEPS[rtos]}
-    missing = [n for n, p in found.items() if not p.is_dir()]
-    if missing:
-        msg = (f"{rtos} sources {', '.join(missing)} not in {d}: set CT_DEPS_DIR to a folder extracted by "
-               "../shared/deps/extract.sh (firmware/README.md)")
-        if IN_CI:
-            pytest.fail(msg + " — required in CI", pytrace=False)
-        pytest.skip(msg)
+    absent = [n for n, p in found.items() if not p.is_dir()]
+    if absent:
+        missing(f"{rtos} sources {', '.join(absent)} not in {d}: set CT_DEPS_DIR to a folder extracted by "
+                "../shared/deps/extract.sh (firmware/README.md)")
     return found
 
 

@@ -164,7 +164,7 @@ def test_compare_capture_sees_a_changed_byte(tmp_path):
     assert compare_capture(new, ref) == ["run.json", "uart.log"]
 
 
-@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 7 s of 1 GS/s capture
+@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 2.9 s of 1 GS/s capture
 @pytest.mark.slow
 @pytest.mark.parametrize("cid", REPRODUCED)
 def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
@@ -190,13 +190,18 @@ def test_committed_capture_is_reproduced_bit_for_bit(cid, tmp_path):
 # kind is rebuilt (and rerun) by the reproduce test above (zephyr/tm_cooperative/ref); these stand for the
 # untraced kinds with the stack guard and with time slicing. The others differ from them only in the test
 # source (thread_metric/, built for every run of the same app) or in an option these cover.
-REBUILT_TM_SAMPLE = ("zephyr/tm_interrupt-mpu-untraced/ref", "zephyr/tm_preemptive-timeslice-untraced/ref")
+REBUILT_TM_SAMPLE = ("zephyr/tm_interrupt-mpu-untraced/ref",)
 # The other Zephyr images (~50 s each on the 2-core CI machine: all 21 took ~15 of CI's minutes) are sampled
-# too, one of each kind of build: SystemView, CTF, the MPU guard, untraced, the load and FFT apps. All of them
-# share firmware/zephyr and the pinned tree, so a source change shows in every one; ctx_switch-n2 is
-# moreover rebuilt and rerun bit for bit by the reproduce test above.
-REBUILT_ZEPHYR_SAMPLE = ("zephyr/calib-ctf/ref", "zephyr/isr_latency-mpu/ref", "zephyr/ctx_switch-n2-untraced/ref",
-                         "zephyr/periodic-load/ref", "zephyr/fft_workload/ref")
+# too, one of each kind of build: CTF, SystemView with the MPU guard, untraced. All of them share
+# firmware/zephyr and the pinned tree, so a source change shows in every one; ctx_switch-n2 is moreover
+# rebuilt and rerun bit for bit by the reproduce test above (the load and FFT apps are the FreeRTOS and
+# ThreadX ones, rebuilt in full there).
+REBUILT_ZEPHYR_SAMPLE = ("zephyr/calib-ctf/ref", "zephyr/isr_latency-mpu/ref", "zephyr/ctx_switch-n2-untraced/ref")
+# The FreeRTOS and ThreadX Thread-Metric images (8 each, ~5 s each) differ only in the test source, which
+# thread_metric/ shares: two per RTOS stand for them (the interrupt test, the only one with an ISR, and one
+# task-only test). Their sizes and per-test options are checked for every run by the reproduce-line test.
+REBUILT_TM_HOST_SAMPLE = ("freertos/tm_interrupt-cubeide/ref", "freertos/tm_message-cubeide/ref",
+                          "threadx/tm_interrupt/ref", "threadx/tm_message/ref")
 
 
 # The µC/OS images (~11 s each, issue 35: CI adds at most ~2 minutes for the µC/OS ports) are sampled too:
@@ -219,25 +224,29 @@ REBUILT_FG_SAMPLE = ("freertos/finegrained-h-untraced/board", "threadx/finegrain
 
 def rebuilt(spec, rid: str) -> bool:
     """Whether the rebuild check builds this campaign run's image (every FreeRTOS, ThreadX and bare-metal
-    one; the Zephyr and µC/OS ones sampled)."""
+    one but Thread-Metric's and the fine-grained ones; those and the Zephyr, µC/OS and RIOT ones sampled)."""
     if spec.app == "finegrained":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_FG_SAMPLE
     if spec.rtos == "zephyr":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_SAMPLE + REBUILT_ZEPHYR_SAMPLE
     if spec.rtos in SAMPLED_RTOSES:
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_UCOS_SAMPLE + REBUILT_RIOT_SAMPLE
+    if spec.app.startswith("tm_"):
+        return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_HOST_SAMPLE
     return True
 
 
 def test_rebuild_sample_names_committed_runs():
     """Every sampled name is a run of the campaign (a renamed run cannot drop out of the check unseen), and
-    only Zephyr and µC/OS runs are sampled."""
+    only Zephyr, µC/OS, RIOT, fine-grained and Thread-Metric runs are sampled."""
     runs = cap_mod.load_campaign()
     names = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs}
     assert set(REBUILT_TM_SAMPLE) <= names and set(REBUILT_ZEPHYR_SAMPLE) <= names
     assert set(REBUILT_UCOS_SAMPLE) <= names and set(REBUILT_RIOT_SAMPLE) <= names
+    assert set(REBUILT_TM_HOST_SAMPLE) <= names
     skipped = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs if not rebuilt(s, rid)}
-    assert skipped and all(n.split("/")[0] in SAMPLED_RTOSES or "/finegrained-" in n for n in skipped)
+    assert skipped and all(n.split("/")[0] in SAMPLED_RTOSES or "/finegrained-" in n or "/tm_" in n
+                           for n in skipped)
     assert set(REBUILT_FG_SAMPLE) <= names
 
 
@@ -250,10 +259,10 @@ def _have_zephyr() -> bool:
     return True
 
 
-@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 7 s of 1 GS/s capture
+@pytest.mark.timeout(1800)  # builds + QEMU; the long run alone converts 2.9 s of 1 GS/s capture
 @pytest.mark.slow
 def test_every_committed_capture_image_rebuilds_identically(tmp_path, monkeypatch):
-    """Every run of captures/campaign.toml (the Zephyr Thread-Metric runs sampled: ``rebuilt``): the image
+    """Every run of captures/campaign.toml (some kinds sampled: ``rebuilt``): the image
     built from this checkout has the committed elf_sha256 (no QEMU run: catches a capture left stale by a
     change to the firmware sources)."""
     for tool in ("make", "cmake", "ninja", "arm-none-eabi-gcc"):

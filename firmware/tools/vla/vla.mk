@@ -23,9 +23,9 @@ capture: setup $(VLA_SO)
 	VLA_PLUGIN=$(abspath $(VLA_SO)) FW_BUILD=$(abspath $(or $(FW_BUILD),firmware/build)) $(PY) firmware/tools/capture.py run --rtos=$(RTOS) --app=$(APP) --opts="$(OPTS)" \
 	  --variant="$(VARIANT)" --la=$(LA) --shift=$(QEMU_SHIFT) --timeout=$(CAPTURE_TIMEOUT) --out=$(CAPTURE_OUT) $(if $(RUN_ID),--run-id=$(RUN_ID))
 
-.PHONY: campaign ## rerun the reference campaign matrix (captures/campaign.toml) into captures/ [ONLY="<rtos> or <rtos>/<app-dir>[/<run-id>] .."]
+.PHONY: campaign ## rerun the reference campaign matrix (captures/campaign.toml) into captures/ [ONLY="<rtos> or <rtos>/<app-dir>[/<run-id>] .."] [CAMPAIGN=<file>]
 campaign: setup $(VLA_SO)
-	VLA_PLUGIN=$(abspath $(VLA_SO)) FW_BUILD=$(abspath $(or $(FW_BUILD),firmware/build)) $(PY) firmware/tools/capture.py campaign --out=$(CAPTURE_OUT) $(foreach o,$(ONLY),--only=$(o))
+	VLA_PLUGIN=$(abspath $(VLA_SO)) FW_BUILD=$(abspath $(or $(FW_BUILD),firmware/build)) $(PY) firmware/tools/capture.py campaign --out=$(CAPTURE_OUT) $(if $(CAMPAIGN),--campaign=$(CAMPAIGN)) $(foreach o,$(ONLY),--only=$(o))
 
 .PHONY: captures-verify ## check that every captures/**/run.json matches its files' sha256
 captures-verify:

@@ -21,6 +21,7 @@ EXPECTED = {
     "ctx_switch-n2-untraced", "ctx_switch-n2-mpu-untraced", "periodic", "periodic-load", "isr_latency",
     "isr_latency-ctf", "isr_latency-mpu", "isr_latency-untraced", "isr_latency-mpu-untraced", "fft_workload",
     "calib", "ctx_switch-n5-ctf", "ctx_switch-n10-ctf", "periodic-ctf", "periodic-load-ctf", "calib-ctf",
+    "fft_workload-f1-ctf",
 }
 # Thread-Metric (docs/thread-metric.md, "Zephyr"): every test traced, untraced and untraced with the MPU stack
 # guard; cooperative and preemptive also traced with the guard and with time slicing on, traced and untraced
@@ -36,14 +37,27 @@ EXPECTED |= {f"tm_{t}{v}" for t in ("cooperative", "preemptive") for v in ("-mpu
 FINE = {f"finegrained-{t}{v}" for t in "abcdefgh" for v in ("", "-untraced")} - {"finegrained-f-untraced"}
 
 
+# at board speed too (shift 3, la100 and la24, the same image), as the FreeRTOS and ThreadX runs: the
+# SystemView runs of the four tests and calib; the CTF, MPU and untraced variants are shift-0 instruction
+# counts
+BOARD = {"calib", "ctx_switch-n2", "ctx_switch-n5", "ctx_switch-n10", "periodic", "periodic-load",
+         "isr_latency", "fft_workload"}
+
+
 def test_campaign_has_the_zephyr_comparison_set():
     assert {s.app_dir for s, _ in ZEPHYR} == EXPECTED | FINE
-    assert len(ZEPHYR) == len(EXPECTED | FINE), "a Zephyr run is repeated (board rerun?)"
+    assert len(ZEPHYR) == len(EXPECTED | FINE) + len(BOARD), "a Zephyr run is repeated or missing"
+    ref = {s.app_dir: s for s, rid in ZEPHYR if rid == "ref"}
+    board = {s.app_dir: s for s, rid in ZEPHYR if rid == "board" and s.app_dir not in FINE}
+    assert set(board) == BOARD and set(ref) == EXPECTED
+    for name, s in board.items():
+        assert s.shift == 3 and [p.name for p in s.profiles] == ["la100", "la24"], name
+        assert s.options == ref[name].options, name
     for s, rid in ZEPHYR:
         if s.app_dir in FINE:
             assert (rid, s.shift) == ("board", 3), s.app_dir
             continue
-        assert (rid, s.shift) == ("ref", 0), s.app_dir
+        assert (rid, s.shift) == (("board", 3) if rid == "board" else ("ref", 0)), s.app_dir
         trace = s.options.get("CT_ZEPHYR_TRACE", "sysview")
         assert ("-ctf" in s.app_dir or s.app_dir.endswith("ctf")) == (trace == "ctf"), s.app_dir
         assert ("mpu" in s.app_dir) == (s.options.get("CT_ZEPHYR_MPU") == "1"), s.app_dir
@@ -90,3 +104,22 @@ def test_zephyr_run_is_recorded(spec, rid):
         assert meta["trace"]["format"] == fmt and meta["trace"]["dropped"] == 0
         if fmt == "ctf":
             assert (d / "metadata").is_file()
+            # the RAM buffer's size is an option of the image (CT_ZEPHYR_CTF_BUFFER, default 64 KiB), recorded
+            # and printed by the firmware; the run's records all fit in it
+            size = int(spec.options.get("CT_ZEPHYR_CTF_BUFFER", 65536))
+            assert meta["options"]["CT_ZEPHYR_CTF_BUFFER"] == size
+            assert f"CT_INFO trace.buffer_bytes={size}" in meta["result_lines"]
+            assert meta["trace"]["bytes"] <= size
+        else:
+            assert "CT_ZEPHYR_CTF_BUFFER" not in meta["options"]
+
+
+def test_fft_workload_runs_with_ctf_in_a_larger_buffer():
+    """fft_workload's records overflow the default 64 KiB CTF buffer (one frame is ~78 KB): its CTF run sizes
+    the buffer with CT_ZEPHYR_CTF_BUFFER and loses nothing."""
+    (spec,) = [s for s, _ in ZEPHYR if s.app == "fft_workload" and s.options.get("CT_ZEPHYR_TRACE") == "ctf"]
+    assert int(spec.options["CT_ZEPHYR_CTF_BUFFER"]) > 65536
+    d = ROOT / "captures" / cap_mod.BOARD / "zephyr" / spec.app_dir / "ref"
+    meta = json.loads((d / "run.json").read_text())
+    assert 65536 < meta["trace"]["bytes"] <= int(spec.options["CT_ZEPHYR_CTF_BUFFER"])
+    assert meta["trace"]["dropped"] == 0 and meta["done"] == {"ok": 1, "fail": 0}

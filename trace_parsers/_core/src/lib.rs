@@ -2,6 +2,7 @@
 //! Pure decode modules never import pyo3; the bindings live in `python` (feature `python`).
 
 pub mod adaptive;
+pub mod kstate;
 pub mod sv_cols_out;
 pub mod sv_fused;
 pub mod sv_model;
@@ -12,5 +13,7 @@ pub mod systemview;
 mod python;
 #[cfg(feature = "python")]
 mod python_fused;
+#[cfg(feature = "python")]
+mod python_kstate;
 #[cfg(feature = "python")]
 mod python_model;

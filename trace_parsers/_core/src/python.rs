@@ -336,6 +336,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<crate::python_fused::SvFused>()?;
     m.add_function(wrap_pyfunction!(crate::python_model::sv_scan, m)?)?;
     m.add_function(wrap_pyfunction!(crate::python_model::sv_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::python_kstate::kstate_pass, m)?)?;
     m.add("SV_MAX_PACKETS_PER_BYTE", 0.5)?;
     Ok(())
 }
