@@ -196,7 +196,8 @@ REBUILT_TM_SAMPLE = ("zephyr/tm_interrupt-mpu-untraced/ref",)
 # firmware/zephyr and the pinned tree, so a source change shows in every one; ctx_switch-n2 is moreover
 # rebuilt and rerun bit for bit by the reproduce test above (the load and FFT apps are the FreeRTOS and
 # ThreadX ones, rebuilt in full there).
-REBUILT_ZEPHYR_SAMPLE = ("zephyr/calib-ctf/ref", "zephyr/isr_latency-mpu/ref", "zephyr/ctx_switch-n2-untraced/ref")
+REBUILT_ZEPHYR_SAMPLE = ("zephyr/calib-ctf/ref", "zephyr/isr_latency-mpu/ref",
+                         "zephyr/ctx_switch-n2-untraced/ref")
 # The FreeRTOS and ThreadX Thread-Metric images (8 each, ~5 s each) differ only in the test source, which
 # thread_metric/ shares: two per RTOS stand for them (the interrupt test, the only one with an ISR, and one
 # task-only test). Their sizes and per-test options are checked for every run by the reproduce-line test.
@@ -218,13 +219,15 @@ SAMPLED_RTOSES = ("zephyr", "ucos3", "ucos2", "riot")
 # The fine-grained images (issue 34 item 3: 47, ~5-15 s each) differ only in one-letter test and trace
 # options: tests/firmware/test_finegrained.py rebuilds one traced image per RTOS (and boots it); these stand
 # for the untraced kinds (FreeRTOS and ThreadX; the H one also carries H's own options). The µC/OS and RIOT
-# ones (issue 35) are traced only, with one option set: test_finegrained.py's sampled image per RTOS covers them.
+# ones (issue 35) are traced only, with one option set: test_finegrained.py's sampled image per RTOS covers
+# them.
 REBUILT_FG_SAMPLE = ("freertos/finegrained-h-untraced/board", "threadx/finegrained-b-untraced/board")
 
 
 def rebuilt(spec, rid: str) -> bool:
-    """Whether the rebuild check builds this campaign run's image (every FreeRTOS, ThreadX and bare-metal
-    one but Thread-Metric's and the fine-grained ones; those and the Zephyr, µC/OS and RIOT ones sampled)."""
+    """Whether the rebuild check builds this campaign run's image: every FreeRTOS, ThreadX and bare-metal
+    one but those the reproduce test builds anyway, ctx_switch n5/n10 (n2 stands for them), Thread-Metric's
+    and the fine-grained ones (sampled), and the Zephyr, µC/OS and RIOT ones sampled."""
     if spec.app == "finegrained":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_FG_SAMPLE
     if spec.rtos == "zephyr":
@@ -233,20 +236,31 @@ def rebuilt(spec, rid: str) -> bool:
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_UCOS_SAMPLE + REBUILT_RIOT_SAMPLE
     if spec.app.startswith("tm_"):
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_HOST_SAMPLE
-    return True
+    if spec.app == "ctx_switch" and spec.variant in ("n5", "n10"):
+        return False  # n2 stands for them: the same sources, CT_NTASKS only
+    return image_key(spec) not in _reproduced_images()
+
+
+def _reproduced_images() -> set[tuple]:
+    """The images the reproduce test above builds (and reruns bit for bit): the rebuild check skips them."""
+    runs = {f"{s.rtos}/{s.app_dir}/{rid}": s for s, rid in cap_mod.load_campaign()}
+    return {image_key(runs[name]) for name in REPRODUCED}
 
 
 def test_rebuild_sample_names_committed_runs():
     """Every sampled name is a run of the campaign (a renamed run cannot drop out of the check unseen), and
-    only Zephyr, µC/OS, RIOT, fine-grained and Thread-Metric runs are sampled."""
+    only the kinds ``rebuilt`` names are left out."""
     runs = cap_mod.load_campaign()
     names = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs}
     assert set(REBUILT_TM_SAMPLE) <= names and set(REBUILT_ZEPHYR_SAMPLE) <= names
     assert set(REBUILT_UCOS_SAMPLE) <= names and set(REBUILT_RIOT_SAMPLE) <= names
     assert set(REBUILT_TM_HOST_SAMPLE) <= names
     skipped = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs if not rebuilt(s, rid)}
+    reproduced = _reproduced_images()
     assert skipped and all(n.split("/")[0] in SAMPLED_RTOSES or "/finegrained-" in n or "/tm_" in n
-                           for n in skipped)
+                           or "/ctx_switch-n5/" in n or "/ctx_switch-n10/" in n
+                           or image_key(s) in reproduced for s, rid in runs
+                           if (n := f"{s.rtos}/{s.app_dir}/{rid}") in skipped)
     assert set(REBUILT_FG_SAMPLE) <= names
 
 

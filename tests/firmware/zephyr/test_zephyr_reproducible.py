@@ -2,7 +2,7 @@
 the image's own sources and the pinned Zephyr version ("src-<12 hex>", as the FreeRTOS/ThreadX images),
 never a git commit or a machine path; -ffile-prefix-map/-fdebug-prefix-map cover the checkout, the build
 folder, ZEPHYR_BASE and the modules. The same sources at two checkout paths, with the Zephyr workspace at
-two paths, give byte-identical ELFs; a changed source file gives another revision."""
+two paths and two build folders, give byte-identical ELFs; a changed source file gives another revision."""
 
 from __future__ import annotations
 
