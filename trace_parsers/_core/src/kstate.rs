@@ -108,7 +108,9 @@ pub fn pass(kind: &[u8], ctx: &[i64], s0: &State) -> Result<Pass, TryReserveErro
                 if stack.pop().is_some() {
                     if let Some(Some(e)) = level.pop() {
                         p.ent_end[e] = i as i64;
-                        open.retain(|&o| o != e);
+                        // the innermost open entry: levels close last-in first-out
+                        debug_assert_eq!(open.last(), Some(&e));
+                        open.pop();
                     }
                 }
             }

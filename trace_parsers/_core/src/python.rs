@@ -46,6 +46,22 @@ pub(crate) fn shrink(obj: &Bound<'_, PyAny>, nbytes: usize) -> PyResult<()> {
     Ok(())
 }
 
+/// `len` initialised, aligned `T` at `addr`: a C-contiguous NumPy column passed by `(address, length)`,
+/// which the caller keeps alive and unchanged while the call runs. `what` names it in the error.
+pub(crate) fn column_at<'a, T: Copy>(addr: usize, len: usize, what: &str) -> PyResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if addr == 0 || addr % std::mem::align_of::<T>() != 0 {
+        return Err(PyValueError::new_err(format!(
+            "column {what} is not aligned"
+        )));
+    }
+    // SAFETY: per the contract above the address holds `len` initialised, aligned `T` that stay
+    // alive and unchanged while this call runs.
+    Ok(unsafe { std::slice::from_raw_parts(addr as *const T, len) })
+}
+
 pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: plain-old-data integers viewed as bytes (native endianness, read as such by NumPy).
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }

@@ -5,19 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::kstate::{self, State};
-use crate::python::as_bytes;
-
-/// `len` initialised, aligned `T` at `addr` (a C-contiguous NumPy array the caller keeps alive).
-fn slice<'a, T: Copy>(addr: usize, len: usize) -> PyResult<&'a [T]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if addr == 0 || addr % std::mem::align_of::<T>() != 0 {
-        return Err(PyValueError::new_err("column is not aligned"));
-    }
-    // SAFETY: per the contract above (checked by analyzers.metrics.kstate, which keeps them alive).
-    Ok(unsafe { std::slice::from_raw_parts(addr as *const T, len) })
-}
+use crate::python::{as_bytes, column_at};
 
 /// The kernel-state pass (`kstate::pass`) over `n` events: `kind` and `ctx` as `(address, n)`,
 /// the carried state as `(task_kind, task_id, [irq, ...])`. Returns a dict of column bytes and
@@ -32,8 +20,8 @@ pub fn kstate_pass<'py>(
     if kind.1 != ctx.1 {
         return Err(PyValueError::new_err("kind and ctx differ in length"));
     }
-    let k = slice::<u8>(kind.0, kind.1)?;
-    let c = slice::<i64>(ctx.0, ctx.1)?;
+    let k = column_at::<u8>(kind.0, kind.1, "kind")?;
+    let c = column_at::<i64>(ctx.0, ctx.1, "ctx")?;
     let s0 = State {
         task_kind: state.0,
         task_id: state.1,

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::python::{alloc_bytearray, shrink};
+use crate::python::{alloc_bytearray, column_at, shrink};
 use crate::sv_model::{self, OwnedParams, Params, Raw, ROW};
 
 /// Column `key` of a stream: `(address, element count)` of a C-contiguous NumPy array of `T`
@@ -14,18 +14,7 @@ fn col<'a, T: Copy>(d: &'a Bound<'_, PyDict>, key: &str) -> PyResult<&'a [T]> {
         .get_item(key)?
         .ok_or_else(|| PyKeyError::new_err(key.to_string()))?;
     let (addr, len): (usize, usize) = obj.extract()?;
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if addr == 0 || addr % std::mem::align_of::<T>() != 0 {
-        return Err(PyValueError::new_err(format!(
-            "column {} is not aligned",
-            key
-        )));
-    }
-    // SAFETY: per the contract above the address holds `len` initialised, aligned `T` that stay
-    // alive and unchanged while this call runs.
-    Ok(unsafe { std::slice::from_raw_parts(addr as *const T, len) })
+    column_at(addr, len, key)
 }
 
 fn check_len<O>(r: &Raw<'_, O>) -> PyResult<()> {
