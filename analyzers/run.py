@@ -125,7 +125,7 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
             acc.feed(ch)
         if not is_logic(ch):
             sched.feed(ch.held(), out.events)
-            ctx.feed(ch)
+            ctx.feed(ch, occ.last_rows)  # the chunk's candidate site rows, found once
             isr.feed(ch.held(), out.events)
         out.last = ch
         out.events += len(ch)

@@ -126,12 +126,14 @@ class ContextSwitchStream:
         self.prev_task: int | None = None  #: task of the last task-context row
         self.task_rows = 0
 
-    def feed(self, trace: Trace) -> None:
+    def feed(self, trace: Trace, cand: np.ndarray | None = None) -> None:
+        """One chunk; ``cand``: its candidate site rows when already found
+        (``SiteAccumulator.last_rows``)."""
         ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev):
             return
-        kind, ts = ev["kind"], ev["ts"].astype(np.int64)
-        cand = SiteAccumulator.candidates(ev)
+        kind, ts = ev["kind"], ev["ts"].astype(np.int64, copy=False)
+        cand = SiteAccumulator.candidates(ev) if cand is None else cand
         # first switch-in at or after each candidate
         sw_ts = ts[kind == K.TASK_SWITCH_IN]
         if sw_ts.size:

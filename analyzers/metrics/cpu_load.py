@@ -161,7 +161,7 @@ def state_events(ev: Any, core: int | None = None) -> tuple[np.ndarray, np.ndarr
     rows = np.flatnonzero(own | point)
     k = kind[rows]
     k = np.where(own[rows], k, np.uint8(EventKind.INVALID)).astype(kind.dtype, copy=False)
-    return k, np.asarray(ev["ctx_id"])[rows], np.asarray(ev["ts"])[rows].astype(np.int64)
+    return k, np.asarray(ev["ctx_id"])[rows], np.asarray(ev["ts"])[rows].astype(np.int64, copy=False)
 
 
 @dataclass

@@ -34,6 +34,8 @@ from .spill import Parts, SortedLookup, append_before
 from .stats import DropLog, GapDrops
 
 K = EventKind
+_ISR = np.zeros(256, dtype=bool)
+_ISR[[K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED]] = True
 
 
 def log_closed(m: str, end: np.ndarray, st: np.ndarray, closed_ts: np.ndarray, core: np.ndarray,
@@ -73,12 +75,14 @@ class IsrStream:
 
     def feed(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray, row0: int) -> None:
         cores = ev["core"]
-        isr = (kind == K.ISR_ENTER) | (kind == K.ISR_EXIT) | (kind == K.ISR_TO_SCHED)
+        isr = _ISR[kind]
         # the cores with ISR events here, and those with entries still open (a reset here closes them)
-        todo = set(np.unique(cores[isr]).tolist()) | {c for c, p in self.pending.items() if p.shape[1]}
+        single = not cores.any()  # every row on core 0
+        here = ({0} if isr.any() else set()) if single else set(np.unique(cores[isr]).tolist())
+        todo = here | {c for c, p in self.pending.items() if p.shape[1]}
         blocks = [np.zeros((_W, 0), np.int64)]
         for c in sorted(todo):
-            rows = isr_rows(kind, cores, c)
+            rows = isr_rows(kind, None if single and c == 0 else cores, c)
             blocks.append(self._core(c, kind, ts, rows, ev["ctx_id"], row0))
         block = np.concatenate(blocks, axis=1)
         block = block[:, np.argsort(block[_ROW], kind="stable")]

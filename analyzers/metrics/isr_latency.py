@@ -74,7 +74,7 @@ def isr_to_task_latency(
     ev = trace.held()
     sched.feed(ev, 0)
     if len(ev):
-        entries.feed(ev, ev["kind"], ev["ts"].astype(np.int64), 0)
+        entries.feed(ev, ev["kind"], ev["ts"].astype(np.int64, copy=False), 0)
     isr.feed(ev, 0)
     return isr.finish(occ.finish(trace, sites), irq)
 

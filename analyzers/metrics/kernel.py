@@ -49,9 +49,9 @@ from trace_parsers.model import EventKind, Trace
 
 from ..sites import is_logic
 from .base import Result, Series, Summary, TableParts, join_series, make_table
-from .cpu_load import ChunkTimeline, CoreTimeline, _Core, is_idle_name, state_events
+from .cpu_load import ChunkTimeline, CoreTimeline, _Core, is_idle_name, small_ids, state_events
 from .isr import IsrStream
-from .kstate import count_switches, is_loss
+from .kstate import count_switches
 from .spill import Parts, append_before
 from .stats import DropLog, GapDrops, overflow_gaps
 from .tasks import TaskState
@@ -89,11 +89,11 @@ def _by_id(ids: np.ndarray, rows: np.ndarray) -> dict[int, np.ndarray]:
     """
     if not ids.size:
         return {}
-    order = np.argsort(ids, kind="stable")
-    srt = ids[order]
-    cut = np.flatnonzero(srt[1:] != srt[:-1]) + 1
-    lo, hi = np.r_[0, cut].tolist(), np.r_[cut, srt.size].tolist()
-    return {int(srt[a]): rows[order[a:b]] for a, b in zip(lo, hi)}
+    uniq, code = small_ids(ids)  # the ids' codes 0..k-1 (a table lookup when they span a small range)
+    # a stable sort of small codes is a radix sort: one pass
+    order = np.argsort(code.astype(np.int16) if uniq.size < 2**15 else code, kind="stable")
+    cut = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=uniq.size)))).tolist()
+    return {int(u): rows[order[cut[j]:cut[j + 1]]] for j, u in enumerate(uniq.tolist())}
 
 
 class KernelStream:
@@ -119,26 +119,28 @@ class KernelStream:
         ev = trace.held()  # rows or columns, whichever the chunk holds
         if not len(ev) or is_logic(trace):
             return
-        ts = ev["ts"].astype(np.int64)
+        ts = ev["ts"].astype(np.int64, copy=False)
         if self.t0 is None:
             self.t0 = int(ts[0])
         self.t1 = int(ts[-1])
         self.multi = trace.meta.cores > 1
-        tls = self._timelines(ev)
+        parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        tls = self._timelines(ev, parts)
         self.history.add(int(ts[-1]), tls)
         kind = ev["kind"]
-        sw = kind == K.TASK_SWITCH_IN
-        self.switched_in.update(np.unique(ev["ctx_id"][sw]).tolist())
         self._tasks(ev, kind, ts, tls)
         self.isr.feed(ev, kind, ts, self.rows)
-        self._switches(ev, kind, ts)
+        self._switches(ev, kind, ts, parts)
         self.rows += len(ev)
 
-    def _timelines(self, ev: np.ndarray) -> dict[int, ChunkTimeline]:
+    def _timelines(self, ev: np.ndarray, parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+                   ) -> dict[int, ChunkTimeline]:
+        """Each core's timeline of the chunk; its state events (:func:`.cpu_load.state_events`)
+        go into ``parts``, for the switch counts."""
         cores = np.unique(ev["core"]).tolist() if self.multi else [0]
         out = {}
         for c in sorted(set(cores) | set(self.cores)):
-            part = state_events(ev, c if self.multi else None)
+            part = parts[c] = state_events(ev, c if self.multi else None)
             if c not in self.cores:
                 if not part[0].size:
                     continue
@@ -155,6 +157,7 @@ class KernelStream:
         # each task's rows: the rows grouped by task id once (a stable sort keeps them in time order)
         groups = [_by_id(ids, rows) for ids, rows in ((sw_id, sw_rows), (ready_id, ready_rows),
                                                        (done_id, done_rows))]
+        self.switched_in.update(groups[0])
         core = ev["core"]
         empty = np.zeros(0, np.int64)
         for cid in sorted(set().union(*groups)):
@@ -168,16 +171,16 @@ class KernelStream:
             st = self.tasks.setdefault(cid, TaskState())
             st.feed(ts[ready], ts[done], ts[mine], core[mine].astype(np.int64), running)
 
-    def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray) -> None:
-        """Switch counts (per core of the timelines) and switch-out to next switch-in times."""
-        nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
-        cores = ev["core"]
-        loss = is_loss(kind)
-        for c in (sorted(set(np.unique(cores).tolist()) | set(self.sw_count)) if self.multi else [0]):
-            rows = np.flatnonzero((nxt_mask & (cores == c)) | loss) if self.multi else slice(None)
+    def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray,
+                  parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Switch counts (per core, over its state events ``parts``: its switch-ins and idles, every
+        core's losses) and switch-out to next switch-in times."""
+        for c, (k, cid, _) in parts.items():
             state = self.sw_count.setdefault(c, [0, None])
-            n, state[1] = count_switches(kind[rows], ev["ctx_id"][rows], state[1])
+            n, state[1] = count_switches(k, cid, state[1])
             state[0] += n
+        cores = ev["core"]
+        nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
         out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
         found: list[np.ndarray] = []
         for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):

@@ -105,15 +105,18 @@ OPEN, BY_SWITCH_IN, BY_LOSS = -1, -2, -3
 #: the drop-log reasons of entries closed without their exit
 CLOSED_REASONS = {BY_SWITCH_IN: "isr_closed_by_switch_in", BY_LOSS: "isr_closed_by_data_loss"}
 
-_ISR = np.zeros(256, dtype=bool)
-_ISR[[K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED]] = True
+_ISR_SW = np.zeros(256, dtype=bool)  # kind -> an ISR event or a switch-in
+_ISR_SW[[K.ISR_ENTER, K.ISR_EXIT, K.ISR_TO_SCHED, K.TASK_SWITCH_IN]] = True
+_ISR_SW_LOSS = _ISR_SW | _LOSS
 
 
-def isr_rows(kind: np.ndarray, core: np.ndarray, c: int) -> np.ndarray:
+def isr_rows(kind: np.ndarray, core: np.ndarray | None, c: int) -> np.ndarray:
     """The rows the ISR state of core ``c`` follows: its ISR events and switch-ins, and every
-    core's data-loss markers."""
+    core's data-loss markers (``core`` None: every row is on core ``c``)."""
     kind = np.asarray(kind)
-    return np.flatnonzero(((np.asarray(core) == c) & (_ISR[kind] | (kind == K.TASK_SWITCH_IN))) | _LOSS[kind])
+    if core is None:
+        return np.flatnonzero(_ISR_SW_LOSS[kind])
+    return np.flatnonzero(((np.asarray(core) == c) & _ISR_SW[kind]) | _LOSS[kind])
 
 
 def isr_entries(kind: np.ndarray) -> IsrEntries:

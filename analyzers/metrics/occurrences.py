@@ -70,6 +70,7 @@ class SiteAccumulator:
         self.key = Parts(dtype=np.uint32)  #: marker (MARK), src_id (USER) or channel (EDGE*)
         self.kind = Parts(dtype=np.uint8)
         self.value = Parts(dtype=np.int64)
+        self.last_rows = np.zeros(0, np.int64)  #: the last chunk's candidate rows (for the others to reuse)
 
     def feed(self, trace: Trace) -> None:
         ev = trace.held()  # rows or columns, whichever the chunk holds
@@ -79,7 +80,7 @@ class SiteAccumulator:
             sub = ev.take(rows)
             self.key.append(sub["marker"].astype(np.uint32))
         else:
-            rows = self.candidates(ev)
+            rows = self.last_rows = self.candidates(ev)
             sub = ev.take(rows)
             mark = sub["kind"] == EventKind.MARK
             self.key.append(np.where(mark, sub["marker"], sub["src_id"]).astype(np.uint32))

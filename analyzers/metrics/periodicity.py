@@ -38,7 +38,7 @@ from trace_parsers.model import Trace
 
 from ..sites import Site, is_logic, load_sites, site_events
 from .base import Result, Series, Summary, make_table, summary_fields
-from .stats import DropLog, drop_gap_instances
+from .stats import DropLog, drop_gap_instances, pct
 
 PERIODIC_SITES = ("periodic.fast", "periodic.slow")
 _UNIT_NS = {"NS": 1, "US": 1_000, "MS": 1_000_000}
@@ -65,7 +65,7 @@ def period_stats(activations: np.ndarray, nominal_ns: float) -> dict[str, Any]:
     out: dict[str, Any] = {"periods": per, "missed_mask": missed_mask, "missed": missed}
     if good.size:
         out["period_error_ns"] = float(good.mean() - nominal_ns)
-        out["period_error_pct"] = 100.0 * out["period_error_ns"] / nominal_ns
+        out["period_error_pct"] = pct(out["period_error_ns"], nominal_ns)  # NaN for a 0 nominal
         out["jitter_std_ns"] = float(good.std())
     else:
         out["period_error_ns"] = out["period_error_pct"] = out["jitter_std_ns"] = float("nan")
@@ -76,7 +76,7 @@ def period_stats(activations: np.ndarray, nominal_ns: float) -> dict[str, Any]:
         nc = n - n.mean()
         y = (t - t[0]).astype(np.float64)
         slope = float(np.sum(nc * (y - y.mean())) / np.sum(nc * nc))
-        out["drift_ppm"] = float((slope / nominal_ns - 1.0) * 1e6)
+        out["drift_ppm"] = float((slope / nominal_ns - 1.0) * 1e6) if nominal_ns > 0 else float("nan")
     else:
         out["drift_ppm"] = float("nan")
     return out
@@ -162,7 +162,7 @@ def period_jitter(
         good = per[keep]
         if good.size:
             scalars[f"{base}.period_error"] = (float(good.mean() - nom), "ns")
-            scalars[f"{base}.period_error_pct"] = (100.0 * float(good.mean() - nom) / nom, "pct")
+            scalars[f"{base}.period_error_pct"] = (pct(float(good.mean() - nom), nom), "pct")
             scalars[f"{base}.jitter.std"] = (float(good.std()), "ns")
         scalars[f"{base}.drift_ppm"] = (r["drift_ppm"], "ppm")
         scalars[f"{base}.missed"] = (float(r["missed"]), "count")

@@ -37,6 +37,11 @@ _BOOKKEEPING = (
 )
 K = EventKind
 NONE = -(2**62)  #: no caused switch-in
+_BOOK = np.zeros(256, dtype=bool)  # kind -> bookkeeping (a lookup beats np.isin)
+_BOOK[list(_BOOKKEEPING)] = True
+#: kinds always of interest: switch-ins, idles, data losses, exits into the scheduler
+_ALWAYS = np.zeros(256, dtype=bool)
+_ALWAYS[[K.TASK_SWITCH_IN, K.IDLE, K.OVERFLOW, K.ISR_TO_SCHED]] = True
 
 
 class CausedSwitchIn:
@@ -65,16 +70,18 @@ class CausedSwitchIn:
         self.to_sched = 0
 
     def feed(self, ev: np.ndarray, row0: int) -> None:
-        kind, core, ts = ev["kind"], ev["core"], ev["ts"].astype(np.int64)
+        kind, core, ts = ev["kind"], ev["core"], ev["ts"].astype(np.int64, copy=False)
         sched = kind == K.ISR_TO_SCHED
         sw = kind == K.TASK_SWITCH_IN
         self.switch_ins += int(np.count_nonzero(sw))
         self.to_sched += int(np.count_nonzero(sched))
-        task_ctx = (ev["ctx_type"] == CtxType.TASK) & ~np.isin(kind, _BOOKKEEPING)
-        interesting = sw | (kind == K.IDLE) | (kind == K.OVERFLOW) | task_ctx | sched
+        interesting = _ALWAYS[kind] | ((ev["ctx_type"] == CtxType.TASK) & ~_BOOK[kind])
         found = [self.held]
-        for c in np.union1d(np.unique(core[interesting]), list(self.pending)).tolist():
-            rows = np.flatnonzero(interesting & (core == c))
+        single = not core.any()  # every row on core 0: no per-core split
+        here = ([0] if interesting.any() else []) if single else np.unique(core[interesting]).tolist()
+        for c in sorted(set(here) | set(self.pending)):
+            rows = (np.flatnonzero(interesting) if c == 0 else np.zeros(0, np.int64)) if single \
+                else np.flatnonzero(interesting & (core == c))
             p = self.pending.pop(c, None)
             g = rows + row0
             t = ts[rows]

@@ -200,7 +200,7 @@ class GapDrops:
 
     def __init__(self, metric: str, gaps: Sequence[tuple[int, int]]) -> None:
         self.metric = metric
-        self.gaps = list(gaps)
+        self.gaps = np.asarray(gaps, dtype=np.int64).reshape(-1, 2)  # converted once, not per batch
         self.counts = np.zeros(len(self.gaps), dtype=np.int64)
 
     def keep(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -97,61 +97,88 @@ class TaskState:
     def feed(self, ready: np.ndarray, done: np.ndarray, sw: np.ndarray, sw_core: np.ndarray,
              running: Callable[[np.ndarray], np.ndarray]) -> None:
         """One chunk's ready, done and switch-in times of this task (sorted); ``running(t)`` = the
-        task's running time since the recording's start at times ``t`` inside the chunk."""
+        task's running time since the recording's start at times ``t`` inside the chunk.
+
+        Column-wise over the chunk's events (a ready before a done at the same time): a done closes
+        the open instance, which starts at the first ready after the previous done (the carried one
+        for the chunk's first done); a done with nothing open closes the instance from the first
+        switch-in since the previous done, if that came before it."""
 
         def run_at(t: int) -> int:
             return int(running(np.array([t], np.int64))[0])
 
-        t = np.concatenate((ready, done))
+        t = np.concatenate((ready, done)).astype(np.int64, copy=False)
         what = np.concatenate((np.zeros(ready.size, np.int8), np.ones(done.size, np.int8)))
         order = np.lexsort((what, t))
-        rows: list[list[int]] = []  # the 7 columns; running time at the start, or None: ask at `ask`
-        ask: list[int] = []
+        tt, is_done = t[order], what[order] == 1
+        d = np.flatnonzero(is_done)  # the dones, in order; segment k: the events after done k-1, to done k
+        # the first ready at or after each position (len: none)
+        pos = np.where(is_done, tt.size, np.arange(tt.size))
+        nxt = np.minimum.accumulate(np.append(pos, tt.size)[::-1])[::-1]
         carried = self.open is not None
-        changed = False
-        for tt, w in zip(t[order].tolist(), what[order].tolist()):
-            if w == 0:
-                if self.open is None:
-                    self.open = [tt, 1, None, _NONE, -1, 0]  # type: ignore[list-item]
-                    carried = False
-                continue
-            n_le = int(np.searchsorted(sw, tt, side="right"))  # switch-ins of the chunk up to tt
-            if self.open is not None:
-                start, by_ready, r0, first, core, n = self.open
-                if carried:
-                    n += n_le
-                    if first == _NONE and sw.size:
-                        first, core = int(sw[0]), int(sw_core[0])
-                else:
-                    k0 = int(np.searchsorted(sw, start, side="left"))
-                    n = n_le - k0
-                    if k0 < sw.size:
-                        first, core = int(sw[k0]), int(sw_core[k0])
-                rows.append([start, tt, by_ready, first, core, n, r0])
-                ask.append(start)
-            elif self.after is not None:  # the first switch-in since the last end is in an earlier chunk
-                a_ts, a_core, a_run, a_n = self.after
-                rows.append([a_ts, tt, 0, a_ts, a_core, a_n + n_le, a_run])
-                ask.append(a_ts)
-            else:
-                lo = int(np.searchsorted(sw, self.last_end, side="right"))
-                if lo < sw.size and sw[lo] <= tt:
-                    s0 = int(sw[lo])
-                    rows.append([s0, tt, 0, s0, int(sw_core[lo]), n_le - lo, None])  # type: ignore[list-item]
-                    ask.append(s0)
-            self.open, self.after, self.last_end, changed = None, None, tt, True
+        if d.size:
+            self._close(tt, d, nxt, carried, sw, sw_core, running)
+        # the segment after the last done (all of them when there is none) opens an instance with a ready
+        first_ready = int(nxt[int(d[-1]) + 1 if d.size else 0])
+        if d.size or not carried:
+            self.open = None
+            if first_ready < tt.size:
+                self.open = [int(tt[first_ready]), 1, None, _NONE, -1, 0]  # type: ignore[list-item]
+        carried = carried and not d.size
         if self.open is not None and self.open[2] is None:
             self.open[2] = run_at(self.open[0])  # carried: its start's running time, asked now
-        self._carry(sw, sw_core, run_at, carried, changed)
-        if rows:
-            cols = np.array([r[:6] for r in rows], np.int64)
-            # running time over each instance: at its end minus at its start (asked in one call)
-            at_end = running(cols[:, 1])
-            at_start = np.array([r[6] if r[6] is not None else -1 for r in rows], np.int64)
-            unknown = np.array([r[6] is None for r in rows])
-            if unknown.any():
-                at_start[unknown] = running(np.array(ask, np.int64)[unknown])
-            self.parts.append(np.column_stack((cols, at_end - at_start)).T)
+        self._carry(sw, sw_core, run_at, carried, bool(d.size))
+
+    def _close(self, tt: np.ndarray, d: np.ndarray, nxt: np.ndarray, carried: bool, sw: np.ndarray,
+               sw_core: np.ndarray, running: Callable[[np.ndarray], np.ndarray]) -> None:
+        """The instances the dones ``tt[d]`` close (:meth:`feed`), appended; the state after them."""
+        end = tt[d]
+        n_le = np.searchsorted(sw, end, side="right")  # switch-ins of the chunk up to each done
+        seg0 = np.concatenate(([0], d[:-1] + 1))
+        fr = nxt[seg0]
+        opened = fr < d  # a ready in the segment opened the instance this done closes
+        start = np.where(opened, tt[np.minimum(fr, tt.size - 1)], _NONE)
+        k0 = np.searchsorted(sw, start, side="left")
+        has = k0 < sw.size
+        kk = np.minimum(k0, max(sw.size - 1, 0))
+        first = np.where(has, sw[kk] if sw.size else _NONE, _NONE)
+        core = np.where(has, sw_core[kk] if sw.size else -1, -1)
+        by_ready = opened.astype(np.int64)
+        n = n_le - k0
+        r0 = np.full(d.size, -1, np.int64)
+        known = np.zeros(d.size, bool)  # running time at the start known (else asked at `start`)
+        # nothing open: from the first switch-in since the previous done, if it came before this one
+        prev_end = np.concatenate(([self.last_end], end[:-1]))
+        lo = np.searchsorted(sw, prev_end, side="right")
+        lo_c = np.minimum(lo, max(sw.size - 1, 0))
+        from_sw = ~opened & (lo < sw.size) & (sw[lo_c] <= end if sw.size else False)
+        s0 = sw[lo_c] if sw.size else np.zeros(d.size, np.int64)
+        start, first = np.where(from_sw, s0, start), np.where(from_sw, s0, first)
+        core = np.where(from_sw, sw_core[lo_c] if sw.size else -1, core)
+        n = np.where(from_sw, n_le - lo, n)
+        valid = opened | from_sw
+        if carried:  # the chunk's first done closes the carried instance
+            o_start, o_by, o_r0, o_first, o_core, o_n = self.open  # type: ignore[misc]
+            if o_first == _NONE and sw.size:
+                o_first, o_core = int(sw[0]), int(sw_core[0])
+            start[0], by_ready[0], first[0], core[0] = o_start, o_by, o_first, o_core
+            n[0], r0[0], known[0], valid[0] = o_n + n_le[0], o_r0, True, True
+        elif self.after is not None and not opened[0]:  # its first switch-in came in an earlier chunk
+            a_ts, a_core, a_run, a_n = self.after
+            start[0], by_ready[0], first[0], core[0] = a_ts, 0, a_ts, a_core
+            n[0], r0[0], known[0], valid[0] = a_n + n_le[0], a_run, True, True
+        self.open, self.after, self.last_end = None, None, int(end[-1])
+        if not valid.any():
+            return
+        v = np.flatnonzero(valid)
+        at_start = r0[v]
+        ask = ~known[v]
+        if ask.any():
+            at_start[ask] = running(start[v][ask])
+        # running time over each instance: at its end minus at its start
+        cols = np.stack([start[v], end[v], by_ready[v], first[v], core[v], n[v],
+                         running(end[v]) - at_start]).astype(np.int64)
+        self.parts.append(cols)
 
     def _carry(self, sw: np.ndarray, sw_core: np.ndarray, run_at: Callable[[int], int], carried: bool,
                changed: bool) -> None:

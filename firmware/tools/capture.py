@@ -482,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "captures")
     c.add_argument("--list", action="store_true")
     c.add_argument("--campaign", type=Path, default=CAMPAIGN,
-                   help="campaign file (default captures/campaign.toml; captures/campaign-rtosbench.toml)")
+                   help="campaign file (default captures/campaign.toml)")
     v = sub.add_parser("verify", help="check run.json hashes under a folder")
     v.add_argument("root", type=Path, nargs="?", default=ROOT / "captures")
     return ap

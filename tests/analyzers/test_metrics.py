@@ -175,3 +175,15 @@ def test_calib_loop_pairs_the_fixed_loop_sites():
         assert _values(table, "calib.loop").tolist() == [2000.0 + k for k in range(n)]
     _, s = calib_loop(S.to_trace(sc), iterations=n + 1)  # wrong count: nothing guessed
     assert s.stats == {} and s.drop_log[0].reason == "unexpected_count"
+
+
+def test_period_stats_with_a_zero_nominal_period_gives_nan_not_an_exception():
+    """Two activations at the same time give a nominal period of 0 (found by the chunking property):
+    the error in percent is undefined (NaN), never a ZeroDivisionError escaping the analysis."""
+    import math
+
+    from analyzers.metrics.periodicity import period_stats
+
+    got = period_stats(np.array([0, 0]), 0.0)
+    assert got["period_error_ns"] == 0.0 and math.isnan(got["period_error_pct"])
+    assert math.isnan(period_stats(np.array([0, 0, 0]), 0.0)["drift_ppm"])

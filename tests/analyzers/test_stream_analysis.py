@@ -235,8 +235,8 @@ def test_a_lost_carry_of_the_site_analyzers_is_caught(monkeypatch: pytest.Monkey
         which = "next_sw" if fault == "next_switch_in" else "next_ctx"
         orig_c = ctxswitch.ContextSwitchStream.feed
 
-        def feed_c(self: Any, trace: Trace) -> None:
-            orig_c(self, trace)
+        def feed_c(self: Any, trace: Trace, *a: Any) -> None:
+            orig_c(self, trace, *a)
             getattr(self, which).pending = []
 
         monkeypatch.setattr(ctxswitch.ContextSwitchStream, "feed", feed_c)

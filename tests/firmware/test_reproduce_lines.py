@@ -112,6 +112,7 @@ REPRODUCED = [
     "ucos2/isr_latency/ref",  # µC/OS-II, the same recorder
     "riot/ctx_switch-n2/ref",  # RIOT from CT_DEPS_DIR/RIOT (firmware/ports/riot/riot.mk; issue 35)
     "freertos/finegrained-c/board",  # the fine-grained tests (firmware/apps/finegrained; issue 34 item 3)
+    "freertos/rtosbench-mutex/ref",  # RTOSBench: + the upstream test from CT_DEPS_DIR/RTOSBench (issue 34)
 ]
 VOLATILE = (("qemu", "wall_s"), ("created_utc",))
 
@@ -222,14 +223,18 @@ SAMPLED_RTOSES = ("zephyr", "ucos3", "ucos2", "riot")
 # ones (issue 35) are traced only, with one option set: test_finegrained.py's sampled image per RTOS covers
 # them.
 REBUILT_FG_SAMPLE = ("freertos/finegrained-h-untraced/board", "threadx/finegrained-b-untraced/board")
+#: RTOSBench's images (one per test and build): a sample besides the reproduced FreeRTOS mutex one
+REBUILT_RB_SAMPLE = ("threadx/rtosbench-sem/ref", "freertos/rtosbench-round_robin-untraced/ref")
 
 
 def rebuilt(spec, rid: str) -> bool:
     """Whether the rebuild check builds this campaign run's image: every FreeRTOS, ThreadX and bare-metal
     one but those the reproduce test builds anyway, ctx_switch n5/n10 (n2 stands for them), Thread-Metric's
-    and the fine-grained ones (sampled), and the Zephyr, µC/OS and RIOT ones sampled."""
+    and the fine-grained and RTOSBench ones (sampled), and the Zephyr, µC/OS and RIOT ones sampled."""
     if spec.app == "finegrained":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_FG_SAMPLE
+    if spec.app == "rtosbench" and spec.rtos != "zephyr":
+        return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_RB_SAMPLE
     if spec.rtos == "zephyr":
         return f"{spec.rtos}/{spec.app_dir}/{rid}" in REBUILT_TM_SAMPLE + REBUILT_ZEPHYR_SAMPLE
     if spec.rtos in SAMPLED_RTOSES:
@@ -258,10 +263,11 @@ def test_rebuild_sample_names_committed_runs():
     skipped = {f"{s.rtos}/{s.app_dir}/{rid}" for s, rid in runs if not rebuilt(s, rid)}
     reproduced = _reproduced_images()
     assert skipped and all(n.split("/")[0] in SAMPLED_RTOSES or "/finegrained-" in n or "/tm_" in n
+                           or "/rtosbench-" in n
                            or "/ctx_switch-n5/" in n or "/ctx_switch-n10/" in n
                            or image_key(s) in reproduced for s, rid in runs
                            if (n := f"{s.rtos}/{s.app_dir}/{rid}") in skipped)
-    assert set(REBUILT_FG_SAMPLE) <= names
+    assert set(REBUILT_FG_SAMPLE) <= names and set(REBUILT_RB_SAMPLE) <= names
 
 
 def _have_zephyr() -> bool:
