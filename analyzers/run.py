@@ -88,10 +88,12 @@ def run_analyzers(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) 
 
 
 def run_analyzers_chunked(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[Any],
-                          options: dict[str, Any]) -> tuple[SourceResult, ChunkedResults]:
+                          options: dict[str, Any], store: Any = None) -> tuple[SourceResult, ChunkedResults]:
     """Every analyzer over the chunks ``open_chunks()`` yields: one ``SourceResult`` (tables
-    stacked in ``ANALYZERS`` order, times in ticks labelled so), and the :class:`ChunkedResults`."""
-    got = analyze_chunks(open_chunks, sites, options)
+    stacked in ``ANALYZERS`` order, times in ticks labelled so), and the :class:`ChunkedResults`.
+    ``store``: the source's spill (``metrics.spill.Spill``) every table and growing array goes to,
+    or None (in memory)."""
+    got = analyze_chunks(open_chunks, sites, options, store)
     last = got.last
     if last is None:  # analyze_chunks refuses an empty chunk stream already
         raise ValueError("the chunk reader yielded no chunk")
@@ -110,15 +112,17 @@ class ChunkedResults:
 
 
 def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[Any],
-                   options: dict[str, Any] | None = None) -> ChunkedResults:
+                   options: dict[str, Any] | None = None, store: Any = None) -> ChunkedResults:
     """Every analyzer of :data:`STREAMED` over the chunks ``open_chunks()`` yields, in one pass (the
     per-task load windows are read from the chunks' timelines the kernel stream keeps)."""
     options = options or {}
     gaps = GapTracker()
-    occ = SiteAccumulator(gaps)
-    kern, sched, work = KernelStream(), CausedSwitchIn(), WorkloadStream()
-    cpu = CpuLoadStream(kern.cores)  # one running-state pass per chunk for the load and the kernel metrics
-    ctx, isr, user = ContextSwitchStream(sched), IsrLatencyStream(sched, sites, kern.isr), UserStream(options)
+    occ = SiteAccumulator(gaps, store)
+    kern, sched, work = KernelStream(store), CausedSwitchIn(store), WorkloadStream(store)
+    # one running-state pass per chunk for the load and the kernel metrics
+    cpu = CpuLoadStream(kern.cores, store=store)
+    ctx, isr = ContextSwitchStream(sched, store), IsrLatencyStream(sched, sites, kern.isr, store)
+    user = UserStream(options)
     out = ChunkedResults()
     for ch in ts_aligned(open_chunks()):
         for acc in (gaps, occ, kern, cpu, work, user):
@@ -141,12 +145,12 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
     window = int(w) if w else None
     load = kern.load_series(last, window)
     # each analyzer's carried state is dropped once its result is made (its table is spilled
-    # inside metrics.spill.spilling), the largest (kernel metrics) last: the finishing peak is
+    # into the store given), the largest (kernel metrics) last: the finishing peak is
     # one analyzer's, not all of them
-    _finish_switches(out, last, sites, options, occ, ctx, isr)
+    _finish_switches(out, last, sites, options, occ, ctx, isr, store)
     del ctx, isr, sched
     release_memory()
-    _finish_sites(out, last, sites, options, occ, work, user)
+    _finish_sites(out, last, sites, options, occ, work, user, store)
     del occ, work, user
     out.results["cpu_load"] = cpu.finish(last, gaps.gaps)
     del cpu
@@ -158,7 +162,8 @@ def analyze_chunks(open_chunks: Callable[[], Iterable[Trace]], sites: Sequence[A
 
 
 def _finish_switches(out: ChunkedResults, last: Trace, sites: Sequence[Any], options: dict[str, Any],
-                     occ: SiteAccumulator, ctx: ContextSwitchStream, isr: IsrLatencyStream) -> None:
+                     occ: SiteAccumulator, ctx: ContextSwitchStream, isr: IsrLatencyStream,
+                     store: Any) -> None:
     """``context_switch`` and ``isr_latency`` (a logic capture's: from its site intervals)."""
     if is_logic(last):  # a capture has site intervals only
         with reuse_site_events():
@@ -166,7 +171,7 @@ def _finish_switches(out: ChunkedResults, last: Trace, sites: Sequence[Any], opt
             seed_site_events(stub, sites, out.site_events)
             for name in ("context_switch", "isr_latency"):
                 out.results[name] = importlib.import_module(f"analyzers.metrics.{name}").analyze(
-                    stub, sites, options)
+                    stub, sites, options, store=store)
         return
     n, irq = options.get("CT_NTASKS"), options.get("CT_TEST_IRQ")
     out.results["context_switch"] = ctx.finish(last, sites, occ, out.site_events,
@@ -175,7 +180,7 @@ def _finish_switches(out: ChunkedResults, last: Trace, sites: Sequence[Any], opt
 
 
 def _finish_sites(out: ChunkedResults, last: Trace, sites: Sequence[Any], options: dict[str, Any],
-                  occ: SiteAccumulator, work: WorkloadStream, user: UserStream) -> None:
+                  occ: SiteAccumulator, work: WorkloadStream, user: UserStream, store: Any) -> None:
     """The analyzers that read the site occurrences and the few rows kept for them."""
     stub = _stub(last, empty_events(0))
     logs = _stub(last, work.events(last))
@@ -185,9 +190,9 @@ def _finish_sites(out: ChunkedResults, last: Trace, sites: Sequence[Any], option
         seed_site_events(logs, sites, out.site_events)
         seed_site_events(marks, sites, out.site_events)
         for name, module in _SITE_ONLY.items():
-            out.results[name] = importlib.import_module(module).analyze(stub, sites, options)
+            out.results[name] = importlib.import_module(module).analyze(stub, sites, options, store=store)
         out.results["workload"] = work.finish(logs, sites, options, occ)
-        out.results["user_config"] = user.finish(marks, sites, options)
+        out.results["user_config"] = user.finish(marks, sites, options, store)
 
 
 def _stub(last: Trace, events: Any) -> Trace:

@@ -286,8 +286,9 @@ def virtual_sites(cfg: UserConfig) -> tuple[Site, ...]:
     return tuple(out)
 
 
-def user_intervals(source: Trace, cfg: UserConfig) -> Result:
-    """Instances of every user interval in one source (site-like: selector text + occurrence)."""
+def user_intervals(source: Trace, cfg: UserConfig, store: Any = None) -> Result:
+    """Instances of every user interval in one source (site-like: selector text + occurrence;
+    ``store``: the source's spill the table goes to, or None: in memory)."""
     drop_log = DropLog()
     se = user_site_events(source, cfg)
     series = []
@@ -297,7 +298,7 @@ def user_intervals(source: Trace, cfg: UserConfig) -> Result:
             series.append(s)
     series = [s for s in series if len(s)]
     src = se.source
-    return Result(make_table(series, src), Summary(source=src, **summary_fields(series, drop_log)))
+    return Result(make_table(series, src, store), Summary(source=src, **summary_fields(series, drop_log)))
 
 
 def config_from_options(options: dict[str, Any]) -> UserConfig | None:
@@ -307,9 +308,9 @@ def config_from_options(options: dict[str, Any]) -> UserConfig | None:
     return parse_config(json.loads(json.dumps(d)), str(d.get("source", "")))
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
     cfg = config_from_options(options)
     if cfg is None or not cfg.intervals:
         source = "logic" if is_logic(trace) else "trace"
-        return Result(make_table([], source), Summary(source=source))
-    return user_intervals(trace, cfg)
+        return Result(make_table([], source, store), Summary(source=source))
+    return user_intervals(trace, cfg, store)

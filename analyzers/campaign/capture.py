@@ -354,7 +354,7 @@ def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: 
     None (read whole: too small, or no bounded reader; the same engine analyzes it as one chunk). Its
     per-instance tables are spilled to a folder under ``dest`` that ``keep`` (an ExitStack)
     removes when the caller is done with them."""
-    from ..metrics.spill import spill_folder, spilling
+    from ..metrics.spill import Spill, spill_folder
     from ..sites import scoped_site_events
 
     size = chunk_size(src, ctx.get("chunk_events"))
@@ -363,9 +363,10 @@ def _read_chunked(src: dict[str, Any], kind: str, ctx: dict[str, Any], options: 
     try:
         # the stand-ins the analysis seeds for itself are forgotten when it ends (not held to
         # the capture's end): only the source's own stand-in stays (sites.scoped_site_events)
-        with spilling(keep.enter_context(spill_folder(dest))), scoped_site_events() as keep_site_events:
+        store = Spill(keep.enter_context(spill_folder(dest)))  # this source's spilled tables
+        with scoped_site_events() as keep_site_events:
             got = analyze_chunked(src, ctx["sites"], options, ctx["on_corrupt"], size,
-                                  keep_rows=kind == "trace" and ctx.get("has_logic", True))
+                                  keep_rows=kind == "trace" and ctx.get("has_logic", True), store=store)
             keep_site_events(got.events)
             return got
     except (TraceError, AnalysisError):

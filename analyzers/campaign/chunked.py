@@ -105,12 +105,12 @@ def _gathered_kinds() -> tuple[int, ...]:
     return (int(EventKind.MARK), int(EventKind.USER), int(EventKind.ISR_ENTER), int(EventKind.TASK_SWITCH_IN))
 
 
-def _event_parts() -> Any:
+def _event_parts(store: Any = None) -> Any:
     from trace_parsers.model import EVENT_DTYPE
 
     from ..metrics.spill import Parts
 
-    return Parts(dtype=EVENT_DTYPE)
+    return Parts(dtype=EVENT_DTYPE, store=store)
 
 
 @dataclass
@@ -166,9 +166,10 @@ class ChunkedSource:
 
 
 def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on_corrupt: str,
-                    chunk_events: int, *, keep_rows: bool) -> ChunkedSource:
+                    chunk_events: int, *, keep_rows: bool, store: Any = None) -> ChunkedSource:
     """Run every analyzer over ``src`` read in chunks of ``chunk_events`` (twice when the
-    recording has tasks: ``analyzers.run``), gathering the stand-in on the first pass.
+    recording has tasks: ``analyzers.run``), gathering the stand-in on the first pass; tables and
+    growing arrays go to ``store`` (``metrics.spill.Spill``; None: in memory).
     Must run inside ``reuse_site_events()``: the stand-in's site occurrences are seeded there."""
     from trace_parsers.chunked import iter_trace_chunks
     from trace_parsers.model import Trace
@@ -178,7 +179,7 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
     from ..sites import seed_site_events
 
     kw = _reader_kwargs(src, on_corrupt)
-    gath = Gatherer(keep_rows)
+    gath = Gatherer(keep_rows, rows=_event_parts(store))
     passes = [0]
 
     def open_chunks() -> Iterator[Any]:
@@ -186,7 +187,7 @@ def analyze_chunked(src: dict[str, Any], sites: Any, options: dict[str, Any], on
         chunks = iter_trace_chunks(src["file"], chunk_events=chunk_events, **kw)
         return gath.watch(chunks) if passes[0] == 1 else chunks
 
-    res, got = run_analyzers_chunked(open_chunks, sites, options)
+    res, got = run_analyzers_chunked(open_chunks, sites, options, store)
     release_memory()
     last = got.last
     rows = gath.rows.concat()

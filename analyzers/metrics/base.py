@@ -41,14 +41,12 @@ class Series:
         return int(np.asarray(self.value).size)
 
 
-def make_table(series: Sequence[Series], source: str) -> Any:
-    """Stack ``series`` into one per-instance Arrow table (inside ``spill.spilling()``: written to
-    disk series by series, a :class:`~analyzers.metrics.spill.SpilledTable`)."""
-    from .spill import active
-
-    spill = active()
-    if spill is not None:
-        return spill.table(series, source, _stack)
+def make_table(series: Sequence[Series], source: str, store: Any = None) -> Any:
+    """Stack ``series`` into one per-instance Arrow table (given a ``store``, a
+    :class:`~analyzers.metrics.spill.Spill`: written to disk series by series, a
+    :class:`~analyzers.metrics.spill.SpilledTable`)."""
+    if store is not None:
+        return store.table(series, source, _stack)
     return _stack(series, source)
 
 
@@ -267,8 +265,9 @@ class TableParts:
     table, rows in the order added, and the same :func:`summary_fields` as one ``make_table``
     and one ``summary_fields`` of all of them."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, store: Any = None) -> None:
         self.source = source
+        self.store = store  #: the source's :class:`~analyzers.metrics.spill.Spill`, or None (in memory)
         self.tables: list[Any] = []
         self.stats: dict[str, Stats] = {}
         self.units: dict[str, str] = {}
@@ -279,16 +278,14 @@ class TableParts:
             self.stats[s.metric] = summarize(s.value)
             self.units[s.metric] = s.unit
         if series:
-            self.tables.append(make_table(series, self.source))
+            self.tables.append(make_table(series, self.source, self.store))
 
     def add_batches(self, batches: Iterable[Series]) -> None:
         """One series given as consecutive batches (each a ``Series`` of the same metric and
         unit, a slice of it): inside a spill written and summarized batch by batch, never whole
         in memory (``metrics.spill.Spill.batched``); else joined and :meth:`add`-ed. The same
         table and statistics as :meth:`add` of the joined series."""
-        from .spill import active
-
-        spill = active()
+        spill = self.store
         if spill is None:
             got = [b for b in batches if len(b)]
             if got:
@@ -314,7 +311,7 @@ class TableParts:
         from .spill import SpilledTable, is_spilled
 
         if not self.tables:
-            return make_table([], self.source)
+            return make_table([], self.source, self.store)
         if is_spilled(self.tables[0]):
             return SpilledTable.concat(self.tables)
         return pa.concat_tables(self.tables)

@@ -26,8 +26,10 @@ from .stats import DropLog, drop_gap_instances
 LOOP = "calib.loop"
 
 
-def calib_loop(trace: Trace, *, sites: Sequence[Site] | None = None, iterations: int = 100) -> Result:
-    """The fixed-loop intervals of a calib run (trace or logic capture)."""
+def calib_loop(trace: Trace, *, sites: Sequence[Site] | None = None, iterations: int = 100,
+               store: Any = None) -> Result:
+    """The fixed-loop intervals of a calib run (trace or logic capture; ``store``: the source's
+    spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)
     drop_log = DropLog()
@@ -54,8 +56,9 @@ def calib_loop(trace: Trace, *, sites: Sequence[Site] | None = None, iterations:
     elif t.size:
         drop_log.add(LOOP, "unexpected_count", int(t[0]), int(t[-1]), int(t.size))
     source = "logic" if is_logic(trace) else "trace"
-    return Result(make_table(series, source), Summary(source=source, **summary_fields(series, drop_log)))
+    return Result(make_table(series, source, store),
+                  Summary(source=source, **summary_fields(series, drop_log)))
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return calib_loop(trace, sites=sites, iterations=int(options.get("CT_ITERATIONS", 100)))
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
+    return calib_loop(trace, sites=sites, iterations=int(options.get("CT_ITERATIONS", 100)), store=store)

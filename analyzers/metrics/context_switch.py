@@ -83,8 +83,9 @@ def context_switch_times(
     return ctx.finish(trace, sites, occ, occ.finish(trace, sites), n_tasks)
 
 
-def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any]) -> Result:
-    """A logic capture's context switches: its site intervals (a trace's: :class:`ContextSwitchStream`)."""
+def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any], store: Any = None) -> Result:
+    """A logic capture's context switches: its site intervals (a trace's: :class:`ContextSwitchStream`);
+    ``store``: the source's spill, or None (in memory)."""
     if not is_logic(trace):
         raise ValueError("a trace's context switches come from ContextSwitchStream (context_switch_times)")
     drop_log = DropLog()
@@ -93,15 +94,15 @@ def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any]) -> Resu
     n = options.get("CT_NTASKS")
     summary = ContextSwitchSummary(source="logic", n_tasks=int(n) if n is not None else None,
                                    **summary_fields(series, drop_log))
-    return Result(make_table(series, "logic"), summary)
+    return Result(make_table(series, "logic", store), summary)
 
 
 class _Filler:
     """One value per candidate row (:class:`.spill.Parts`); the rows without an answer yet wait
     in ``pending`` (their indices) and are patched when it comes."""
 
-    def __init__(self) -> None:
-        self.parts = Parts()
+    def __init__(self, store: Any = None) -> None:
+        self.parts = Parts(store=store)
         self.pending: list[np.ndarray] = []
 
     def add(self, values: np.ndarray, waiting: np.ndarray) -> None:
@@ -119,10 +120,11 @@ class _Filler:
 
 
 class ContextSwitchStream:
-    def __init__(self, sched: CausedSwitchIn) -> None:
+    def __init__(self, sched: CausedSwitchIn, store: Any = None) -> None:
         self.sched = sched
-        self.next_sw = _Filler()  #: first switch-in ts >= the row's ts
-        self.next_ctx = _Filler()  #: next task-context change ts (task-context rows only)
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
+        self.next_sw = _Filler(store)  #: first switch-in ts >= the row's ts
+        self.next_ctx = _Filler(store)  #: next task-context change ts (task-context rows only)
         self.prev_task: int | None = None  #: task of the last task-context row
         self.task_rows = 0
 
@@ -176,7 +178,7 @@ class ContextSwitchStream:
         """The recording's result (the series from switch-ins made batch by batch: never whole
         in memory while spilling)."""
         drop_log = DropLog()
-        parts = TableParts("trace")
+        parts = TableParts("trace", self.store)
         parts.add_batches(site_interval_batches(YIELD, se, "ctx.yield", "ctx.switch_in", drop_log))
         if self.sched.switch_ins:
             if se.count("ctx.yield"):

@@ -229,7 +229,7 @@ def _series(busy: dict[str, int], w0: int, w1: int, prefix: str) -> list[Series]
 
 
 def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1: int,
-                  gaps: Sequence[tuple[int, int]]) -> Result:
+                  gaps: Sequence[tuple[int, int]], store: Any = None) -> Result:
     """The result from the busy time per core over ``[w0, w1]``: machine-wide load (busy time summed
     over the cores, as a share of ``cores x window``) and, when ``multi``, per core."""
     drop_log = DropLog()
@@ -247,7 +247,7 @@ def assemble_load(per_core: dict[int, dict[str, int]], multi: bool, w0: int, w1:
             series += _series(b, w0, w1, f"cpu.busy.core{c}.")
     summary = CpuLoadSummary(source="trace", scalars=scalars, window_ns=window_ns, busy_ns=dict(busy),
                              excluded=drop_log.count(), drop_log=tuple(drop_log.entries))
-    return Result(make_table(series, "trace"), summary)
+    return Result(make_table(series, "trace", store), summary)
 
 
 K = EventKind
@@ -341,7 +341,9 @@ class CpuLoadStream:
     per-core state another stream feeds (``KernelStream.cores``: one state pass per chunk for
     both); without, its own, charged inside ``window`` (default: the whole recording)."""
 
-    def __init__(self, cores: dict[int, _Core] | None = None, window: tuple[int, int] | None = None) -> None:
+    def __init__(self, cores: dict[int, _Core] | None = None, window: tuple[int, int] | None = None,
+                 store: Any = None) -> None:
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
         self.shared = cores is not None
         self.window = window
         self.cores: dict[int, _Core] = cores if cores is not None else {}
@@ -371,7 +373,7 @@ class CpuLoadStream:
         data-loss gaps)."""
         source = "logic" if is_logic(last) else "trace"
         if source == "logic" or self.t0 is None or self.t1 is None:
-            return Result(make_table([], source), CpuLoadSummary(source=source))
+            return Result(make_table([], source, self.store), CpuLoadSummary(source=source))
         w0, w1 = self.window or (self.t0, self.t1)
         cores = sorted(self.seen_cores) if self.multi else [0]
         per_core: dict[int, dict[str, int]] = {}
@@ -383,8 +385,8 @@ class CpuLoadStream:
                     core.busy["unknown"] = core.busy.get("unknown", 0) + min(self.t0, w1) - w0
                 per_core[c] = _named(core.busy, last)
         if not per_core:
-            return Result(make_table([], "trace"), CpuLoadSummary(source="trace"))
-        return assemble_load(per_core, len(cores) > 1, w0, w1, gaps)
+            return Result(make_table([], "trace", self.store), CpuLoadSummary(source="trace"))
+        return assemble_load(per_core, len(cores) > 1, w0, w1, gaps, self.store)
 
 
 def cpu_load(trace: Trace, *, window: tuple[int, int] | None = None) -> Result:

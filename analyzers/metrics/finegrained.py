@@ -55,8 +55,9 @@ def fg_options(options: dict[str, Any]) -> tuple[str, int] | None:
 
 
 def finegrained(trace: Trace, *, sites: Sequence[Site] | None = None,
-                options: dict[str, Any] | None = None) -> Result:
-    """The ``fg.<test>.<call>`` instances of a trace or logic capture (empty for other runs)."""
+                options: dict[str, Any] | None = None, store: Any = None) -> Result:
+    """The ``fg.<test>.<call>`` instances of a trace or logic capture (empty for other runs;
+    ``store``: the source's spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     source = "logic" if is_logic(trace) else "trace"
     opts = fg_options(options or {})
@@ -77,8 +78,9 @@ def finegrained(trace: Trace, *, sites: Sequence[Site] | None = None,
             keep = drop_gap_instances(metric, start, end, se.gaps, drop_log)
             series.append(Series(metric, "ns", start[keep], end[keep], (end - start)[keep].astype(np.float64),
                                  SITE, i0[keep], SITE, i1[keep]))
-    return Result(make_table(series, source), Summary(source=source, **summary_fields(series, drop_log)))
+    return Result(make_table(series, source, store),
+                  Summary(source=source, **summary_fields(series, drop_log)))
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return finegrained(trace, sites=sites, options=options)
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
+    return finegrained(trace, sites=sites, options=options, store=store)

@@ -59,7 +59,7 @@ class IsrStream:
     ISR-context ready filled in as soon as they are read: in the entry's own chunk, or patched in
     from a later one (:meth:`.spill.Parts.patch`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
         #: core -> (2, k): global row, column in ``entries`` (-1 until appended) of the entries
         #: without an exit yet
         self.pending: dict[int, np.ndarray] = {}
@@ -67,8 +67,8 @@ class IsrStream:
         self.awaiting = np.zeros((2, 0), np.int64)
         self.unswitched = np.zeros((2, 0), np.int64)  #: ready row, target: waiting for a switch-in
         # what grows (on disk while spilling: .spill.Parts)
-        self.entries = Parts(width=_W)  #: the columns above, 88 bytes per entry
-        self.ready_sw = Parts(width=2)  #: rows: ready row, switch-in ts; in ready-row order
+        self.entries = Parts(width=_W, store=store)  #: the columns above, 88 bytes per entry
+        self.ready_sw = Parts(width=2, store=store)  #: rows: ready row, switch-in ts; in ready-row order
         self.ready_held = np.zeros((2, 0), np.int64)  #: found after a ready still unswitched
         self.readies = 0  #: ISR-context readies
         self.any_switch_in = False

@@ -79,14 +79,16 @@ def isr_to_task_latency(
     return isr.finish(occ.finish(trace, sites), irq)
 
 
-def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any]) -> Result:
-    """A logic capture's ISR latency: its site intervals (a trace's: :class:`IsrLatencyStream`)."""
+def analyze(trace: Trace, sites: Sequence[Any], options: dict[str, Any], store: Any = None) -> Result:
+    """A logic capture's ISR latency: its site intervals (a trace's: :class:`IsrLatencyStream`);
+    ``store``: the source's spill, or None (in memory)."""
     if not is_logic(trace):
         raise ValueError("a trace's ISR latency comes from IsrLatencyStream (isr_to_task_latency)")
     drop_log = DropLog()
     s, _ = site_interval(LATENCY, site_events(trace, sites), "isr.enter", "isr.task_wake", drop_log)
     series = [s] if len(s) else []
-    return Result(make_table(series, "logic"), IsrSummary(source="logic", **summary_fields(series, drop_log)))
+    return Result(make_table(series, "logic", store),
+                  IsrSummary(source="logic", **summary_fields(series, drop_log)))
 
 
 K = EventKind
@@ -97,8 +99,10 @@ class IsrLatencyStream:
     entries and their exits are ``entries``' (the kernel metrics' :class:`.isr.IsrStream`, fed by
     its owner before this stream, finished after it)."""
 
-    def __init__(self, sched: CausedSwitchIn, sites: Sequence[Any], entries: IsrStream) -> None:
+    def __init__(self, sched: CausedSwitchIn, sites: Sequence[Any], entries: IsrStream,
+                 store: Any = None) -> None:
         self.sched = sched
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
         self.entries = entries
         s = site_by_name(sites, "isr.enter")
         self.enter_site = None if s is None else s.id
@@ -129,7 +133,7 @@ class IsrLatencyStream:
         """The recording's result (each series made into its table part and statistics before
         the next is made)."""
         drop_log = DropLog()
-        parts = TableParts("trace")
+        parts = TableParts("trace", self.store)
         parts.add_batches(site_interval_batches(LATENCY, se, "isr.enter", "isr.task_wake", drop_log))
         if self.events:
             irq = self._irq(irq)

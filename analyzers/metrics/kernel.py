@@ -99,16 +99,17 @@ def _by_id(ids: np.ndarray, rows: np.ndarray) -> dict[int, np.ndarray]:
 class KernelStream:
     """``kernel_metrics(trace)`` over ts-aligned chunks: :meth:`feed` each, then :meth:`finish`."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
         self.cores: dict[int, _Core] = {}
         self.tasks: dict[int, TaskState] = {}
-        self.isr = IsrStream()
+        self.isr = IsrStream(store)
         self.sw_count: dict[int, list[int]] = {}  #: core -> [switches, last context or None]
         self.sw_out: dict[int, np.ndarray] = {}  #: core -> switch-out ts waiting for the next switch-in
-        self.sw_time = Parts(width=4)  #: start, end, core, out row, sorted (on disk while spilling)
+        self.sw_time = Parts(width=4, store=store)  #: start, end, core, out row, sorted (on disk: store)
         self.sw_held = np.zeros((4, 0), np.int64)  #: switch times that a later one may still precede
         self.switched_in: set[int] = set()
-        self.history = _History()  #: each chunk's timelines, for the per-task load windows
+        self.history = _History(store)  #: each chunk's timelines, for the per-task load windows
         self.t0: int | None = None
         self.t1: int | None = None
         self.rows = 0
@@ -168,7 +169,9 @@ class KernelStream:
                 return sum((tl.running(label, t) for tl in tls.values()), np.zeros(t.size, np.int64))
 
             mine, ready, done = (g.get(cid, empty) for g in groups)
-            st = self.tasks.setdefault(cid, TaskState())
+            st = self.tasks.get(cid)
+            if st is None:
+                st = self.tasks[cid] = TaskState(self.store)
             st.feed(ts[ready], ts[done], ts[mine], core[mine].astype(np.int64), running)
 
     def _switches(self, ev: np.ndarray, kind: np.ndarray, ts: np.ndarray,
@@ -219,14 +222,14 @@ class KernelStream:
         the one name, instances in time order."""
         source = "logic" if is_logic(last) else "trace"
         if source == "logic" or self.t0 is None or not self.switched_in:
-            return Result(make_table([], source), KernelSummary(source=source))
+            return Result(make_table([], source, self.store), KernelSummary(source=source))
         names = {t.ctx_id: t.name for t in last.tasks}
         idle = {c for c, n in names.items() if is_idle_name(n)}
         run = sorted(self.switched_in - idle)
         label = {c: f"task.{names.get(c, f'task#{c}')}" for c in self.switched_in - idle}
         shared = {lb for lb in label.values() if list(label.values()).count(lb) > 1}
         drop_log = DropLog()
-        parts = TableParts(source)  # each group's arrays go once its table part is made
+        parts = TableParts(source, self.store)  # each group's arrays go once its table part is made
         joined: dict[str, _Joined] = {}
         for cid in run:
             st = self.tasks.pop(cid, None)
@@ -309,7 +312,8 @@ class _History:
     per-task load windows are read from at the end. What grows: per scheduling event 16 bytes
     (its time and owner), on disk while spilling (one scratch file per chunk and core)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
+        self.store = store
         self.chunks: list[tuple[int, int, dict[str, int], list[str] | None, Parts | None]] = []
         self.t_last = -(2**62)
 
@@ -318,7 +322,7 @@ class _History:
         for c, tl in tls.items():
             parts, labels = None, None
             if tl.timeline is not None:
-                parts, labels = Parts(width=2), tl.timeline.labels
+                parts, labels = Parts(width=2, store=self.store), tl.timeline.labels
                 parts.append(np.stack([tl.timeline.ts, tl.timeline.owner]))
             self.chunks.append((c, t_last, tl.before, labels, parts))
 

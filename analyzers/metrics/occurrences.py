@@ -63,13 +63,14 @@ class GapTracker:
 class SiteAccumulator:
     """Candidate site rows of each chunk, turned into :class:`SiteEvents` by :meth:`finish`."""
 
-    def __init__(self, gaps: GapTracker | None = None) -> None:
+    def __init__(self, gaps: GapTracker | None = None, store: Any = None) -> None:
         self.gaps = gaps
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
         # on disk while spilling (.spill.Parts), read back when the analyzers finish
-        self.ts = Parts(dtype=np.int64)
-        self.key = Parts(dtype=np.uint32)  #: marker (MARK), src_id (USER) or channel (EDGE*)
-        self.kind = Parts(dtype=np.uint8)
-        self.value = Parts(dtype=np.int64)
+        self.ts = Parts(dtype=np.int64, store=store)
+        self.key = Parts(dtype=np.uint32, store=store)  #: marker (MARK), src_id (USER) or channel (EDGE*)
+        self.kind = Parts(dtype=np.uint8, store=store)
+        self.value = Parts(dtype=np.int64, store=store)
         self.last_rows = np.zeros(0, np.int64)  #: the last chunk's candidate rows (for the others to reuse)
 
     def feed(self, trace: Trace) -> None:
@@ -150,9 +151,7 @@ class SiteAccumulator:
         """``out.ts``/``out.level`` of each site ``choose(key, kind)`` selects: of ``names`` (in
         that order, empty ones too), or of those with occurrences (None). While spilling, each
         site's arrays go to files (:mod:`analyzers.site_arrays`) read back when asked for."""
-        from analyzers.metrics.spill import active
-
-        spill = active()
+        spill = self.store
         if spill is not None:
             self._fill_on_disk(out, choose, names, level, ScratchFolder(spill.folder.parent))
             return

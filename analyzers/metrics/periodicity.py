@@ -94,8 +94,10 @@ def period_jitter(
     sites: Sequence[Site] | None = None,
     nominal_period_ns: dict[str, float] | float | None = None,
     options: dict[str, Any] | None = None,
+    store: Any = None,
 ) -> Result:
-    """Periodicity metrics of every periodic site present in a trace or logic capture."""
+    """Periodicity metrics of every periodic site present in a trace or logic capture (``store``:
+    the source's spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     options = options or {}
     se = site_events(trace, sites)
@@ -173,8 +175,8 @@ def period_jitter(
     summary = PeriodicitySummary(
         source=source, scalars=scalars, nominal_ns=nominal, nominal_source=nsrc, **fields
     )
-    return Result(make_table(series, source), summary)
+    return Result(make_table(series, source, store), summary)
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return period_jitter(trace, sites=sites, options=options)
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
+    return period_jitter(trace, sites=sites, options=options, store=store)

@@ -58,8 +58,9 @@ def expected_count(test: str, iterations: int) -> int:
 
 
 def rtosbench(trace: Trace, *, sites: Sequence[Site] | None = None,
-              options: dict[str, Any] | None = None) -> Result:
-    """The ``rb.<test>.<name>`` instances of a trace or logic capture (empty for other runs)."""
+              options: dict[str, Any] | None = None, store: Any = None) -> Result:
+    """The ``rb.<test>.<name>`` instances of a trace or logic capture (empty for other runs;
+    ``store``: the source's spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     source = "logic" if is_logic(trace) else "trace"
     options = options or {}
@@ -83,8 +84,9 @@ def rtosbench(trace: Trace, *, sites: Sequence[Site] | None = None,
             keep = drop_gap_instances(metric, start, end, se.gaps, drop_log)
             series.append(Series(metric, "ns", start[keep], end[keep], (end - start)[keep].astype(np.float64),
                                  T1, i[keep], T2[c], j[keep]))
-    return Result(make_table(series, source), Summary(source=source, **summary_fields(series, drop_log)))
+    return Result(make_table(series, source, store),
+                  Summary(source=source, **summary_fields(series, drop_log)))
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return rtosbench(trace, sites=sites, options=options)
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
+    return rtosbench(trace, sites=sites, options=options, store=store)

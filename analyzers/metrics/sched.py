@@ -19,6 +19,7 @@ spilling (:mod:`.spill`), in row order.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -61,9 +62,9 @@ class CausedSwitchIn:
     [(1, 12), (4, -4611686018427387904)]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
         self.pending: dict[int, tuple[int, int]] = {}  #: core -> (global row, ts) waiting
-        self.parts = Parts(width=3)  #: rows: global row, ts, switch-in ts or NONE; in row order
+        self.parts = Parts(width=3, store=store)  #: rows: global row, ts, switch-in ts or NONE; in row order
         self.held = np.zeros((3, 0), np.int64)  #: answered rows after a waiting one (row order)
         self.closed = False
         self.switch_ins = 0

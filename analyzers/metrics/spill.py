@@ -2,7 +2,8 @@
 
 A recording analyzed in chunks (``analyzers.campaign.chunked``) can have tens of millions of
 instances: one Arrow table of them (~90 B per row, and a copy when the analyzers' tables are
-stacked) is most of ``analyze``'s peak memory. Inside :func:`spilling`, ``make_table``
+stacked) is most of ``analyze``'s peak memory. Given a :class:`Spill` (the storage object the driver
+makes for one source and passes explicitly: ``store=``), ``make_table``
 (``analyzers.metrics.base``) writes each series to a Parquet file in the spill folder as soon as
 it is made and returns a :class:`SpilledTable` in place of the in-memory table: the rows, columns
 and order of the in-memory table, read back in batches (:meth:`SpilledTable.batches`) by whoever
@@ -14,14 +15,14 @@ scratch files beside the tables and summarized from there a block at a time
 whole table back at once and nothing of the instances stays in memory between the analyzers'
 finishing and the capture's tables.
 
-Outside :func:`spilling` nothing changes: the in-memory analyzers and every test of them make
-ordinary tables.
+Without a store (``store=None``, the default) nothing changes: ordinary tables and arrays in memory.
+The store reaches every table and :class:`Parts` of a source through the reducers' constructors and
+the analyzers' ``store`` argument (``analyzers.run.analyze_chunks``), never through global state.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import itertools
 import shutil
@@ -43,8 +44,6 @@ BATCH_ROWS = 1 << 18
 #: NumPy slices of each flush are freed, but the allocators keep them (measured: 0.59 GB resident
 #: writing a 1 GB stream's kernel series, 0.14 GB live) until told to give them back
 RELEASE_FLUSHES = 16
-
-_SPILL: contextvars.ContextVar[Spill | None] = contextvars.ContextVar("crosstrace_spill", default=None)
 
 
 @dataclass
@@ -128,7 +127,7 @@ class Spill:
     def table(self, series: Sequence[Any], source: str, in_memory: Any) -> SpilledTable:
         """``in_memory(series, source)`` (``make_table``) one series at a time, into one file."""
         out = SpilledTable(arrow_schema())
-        return self._write(_series_tables(series, source, in_memory, out), out)
+        return self._write(_series_tables(series, source, in_memory, out, self), out)
 
     def batched(self, batches: Iterable[Any], source: str, in_memory: Any) -> tuple[SpilledTable, Any]:
         """One series given as consecutive batches (``Series`` of the same metric, each a slice
@@ -141,7 +140,7 @@ class Spill:
         values = self.scratch("values", ".f64")
         values.touch()
         try:
-            self._write(_batch_tables(batches, source, in_memory, out, values), out)
+            self._write(_batch_tables(batches, source, in_memory, out, values, self), out)
             return out, summarize_files([values], values.with_suffix(".finite"))
         finally:
             values.unlink(missing_ok=True)
@@ -209,7 +208,7 @@ def _row_groups(paths: Sequence[Path], columns: list[str] | None) -> Iterator[An
             f.close()
 
 
-def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: SpilledTable,
+def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: SpilledTable, store: Spill,
                    first: int = 0) -> Iterator[Any]:
     """Each series' rows as tables of at most :data:`FLUSH_ROWS` rows (the Arrow copy of a
     series of millions of instances is made a slice at a time), ``instance`` counted on (from
@@ -220,7 +219,7 @@ def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: Spil
         n = len(s)
         if not n:
             continue
-        _core_values(out, s)
+        _core_values(out, s, store)
         for lo in range(0, n, FLUSH_ROWS):
             t = in_memory([_slice(s, lo, lo + FLUSH_ROWS)], source)
             if lo or first:
@@ -231,7 +230,7 @@ def _series_tables(series: Sequence[Any], source: str, in_memory: Any, out: Spil
 
 
 def _batch_tables(batches: Iterable[Any], source: str, in_memory: Any, out: SpilledTable,
-                  values: Path) -> Iterator[Any]:
+                  values: Path, store: Spill) -> Iterator[Any]:
     """:func:`_series_tables` of the batches of one series, numbered on across them; their
     values appended to ``values``."""
     at = 0
@@ -240,7 +239,7 @@ def _batch_tables(batches: Iterable[Any], source: str, in_memory: Any, out: Spil
             continue
         with open(values, "ab") as f:
             f.write(np.ascontiguousarray(s.value, dtype=np.float64).tobytes())
-        yield from _series_tables([s], source, in_memory, out, first=at)
+        yield from _series_tables([s], source, in_memory, out, store, first=at)
         at += len(s)
 
 
@@ -267,7 +266,7 @@ def _flush(writer: Any, path: Path, schema: Any, tables: list[Any]) -> Any:
     return writer
 
 
-def _core_values(out: SpilledTable, s: Any) -> None:
+def _core_values(out: SpilledTable, s: Any, store: Spill) -> None:
     """The values of series ``s`` per core, each core's to its own scratch file (8 bytes per
     instance on disk, none in memory)."""
     if s.core is None:
@@ -277,13 +276,8 @@ def _core_values(out: SpilledTable, s: Any) -> None:
     for c in np.unique(core[core >= 0]).tolist():
         have = out.core_values.setdefault((s.metric, int(c)), [])
         if not have:  # one file per metric and core of a table: its series come in table order
-            have.append(Parts(dtype=np.float64))
+            have.append(Parts(dtype=np.float64, store=store))
         have[-1].append(value[core == c])
-
-
-def active() -> Spill | None:
-    """The spill in effect (inside :func:`spilling`), or None."""
-    return _SPILL.get()
 
 
 @contextlib.contextmanager
@@ -295,17 +289,6 @@ def spill_folder(parent: Path | None = None) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def spilling(folder: Path) -> Iterator[Spill]:
-    """Inside: ``make_table`` spills into ``folder`` (module docstring)."""
-    spill = Spill(folder)
-    token = _SPILL.set(spill)
-    try:
-        yield spill
-    finally:
-        _SPILL.reset(token)
 
 
 def is_spilled(table: Any) -> bool:
@@ -321,15 +304,14 @@ class Parts:
     """Arrays stacked along their last axis: 1-D arrays of ``dtype`` (``width`` None) or
     ``(width, n)`` arrays. ``len()`` is the number of columns (elements) appended so far."""
 
-    def __init__(self, width: int | None = None, dtype: Any = np.int64) -> None:
+    def __init__(self, width: int | None = None, dtype: Any = np.int64, store: Spill | None = None) -> None:
         self.width = width
         self.dtype = np.dtype(dtype)
         self.n = 0
         self._mem: list[np.ndarray] = []
         self._sizes: list[int] = []  #: columns of each block written to the file
         self._patches: list[tuple[np.ndarray, Any, int | None]] = []
-        spill = active()
-        self._path: Path | None = spill.scratch("parts", ".bin") if spill is not None else None
+        self._path: Path | None = store.scratch("parts", ".bin") if store is not None else None
 
     def __len__(self) -> int:
         return self.n

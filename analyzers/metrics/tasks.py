@@ -88,11 +88,11 @@ _COLS = 7
 class TaskState:
     """Carried state of one task, and its instances so far (int64 columns, 56 bytes each)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
         self.open: list[int] | None = None  #: [start, from_ready, run_at_start, first, core, n_sw]
         self.last_end = _NONE
         self.after: list[int] | None = None  #: first switch-in since last_end: [ts, core, run_at, n_sw]
-        self.parts = Parts(width=_COLS)  #: one column per instance (on disk while spilling)
+        self.parts = Parts(width=_COLS, store=store)  #: one column per instance (on disk while spilling)
 
     def feed(self, ready: np.ndarray, done: np.ndarray, sw: np.ndarray, sw_core: np.ndarray,
              running: Callable[[np.ndarray], np.ndarray]) -> None:

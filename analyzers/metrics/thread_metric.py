@@ -147,14 +147,16 @@ class ThreadMetricSummary(Summary):
 
 
 def thread_metric(
-    trace: Trace, *, sites: Sequence[Site] | None = None, options: dict[str, Any] | None = None
+    trace: Trace, *, sites: Sequence[Site] | None = None, options: dict[str, Any] | None = None,
+    store: Any = None,
 ) -> Result:
-    """Thread-Metric metrics of a trace or logic capture (empty for other runs)."""
+    """Thread-Metric metrics of a trace or logic capture (empty for other runs; ``store``: the
+    source's spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     source = "logic" if is_logic(trace) else "trace"
     opts = tm_options(options or {})
     if opts is None:
-        return Result(make_table([], source), ThreadMetricSummary(source=source))
+        return Result(make_table([], source, store), ThreadMetricSummary(source=source))
     n, t, order = opts
     se = site_events(trace, sites)
     log = DropLog()
@@ -186,8 +188,8 @@ def thread_metric(
     summary = ThreadMetricSummary(
         source=source, scalars=scalars, site_every=n, threads=t, order=tuple(order), **fields
     )
-    return Result(make_table(series, source), summary)
+    return Result(make_table(series, source, store), summary)
 
 
-def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any]) -> Result:
-    return thread_metric(trace, sites=sites, options=options)
+def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any], store: Any = None) -> Result:
+    return thread_metric(trace, sites=sites, options=options, store=store)

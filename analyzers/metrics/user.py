@@ -79,5 +79,6 @@ class UserStream:
             return ev
         return np.concatenate(self.rows) if self.rows else empty_events(0)
 
-    def finish(self, stub: Trace, sites: Any, options: dict[str, Any]) -> Any:
-        return user_metrics.analyze(stub, sites, options)
+    def finish(self, stub: Trace, sites: Any, options: dict[str, Any], store: Any = None) -> Any:
+        """``store``: the source's spill the table goes to, or None (in memory)."""
+        return user_metrics.analyze(stub, sites, options, store)

@@ -93,9 +93,11 @@ def fft_workload(
     baud: int = 115200,
     reference_text: str | None = None,
     uart: tuple[str, int] | None = None,
+    store: Any = None,
 ) -> Result:
     """FFT workload metrics of a trace or a logic capture (whose UART text and framing errors are
-    ``uart`` when given: decoded elsewhere, e.g. a block of edges at a time)."""
+    ``uart`` when given: decoded elsewhere, e.g. a block of edges at a time; ``store``: the source's
+    spill the table goes to, or None: in memory)."""
     sites = tuple(sites) if sites is not None else load_sites()
     se = site_events(trace, sites)
     drop_log = DropLog()
@@ -157,17 +159,18 @@ def fft_workload(
     summary = WorkloadSummary(
         source=source, scalars=scalars, uart_lines=tuple(lines), **summary_fields(series, drop_log)
     )
-    return Result(make_table(series, source), summary)
+    return Result(make_table(series, source, store), summary)
 
 
 def analyze(trace: Trace, sites: Sequence[Site], options: dict[str, Any],
-            uart: tuple[str, int] | None = None) -> Result:
+            uart: tuple[str, int] | None = None, store: Any = None) -> Result:
     return fft_workload(
         trace,
         sites=sites,
         baud=uart_baud(options),
         reference_text=options.get("_uart_reference"),
         uart=uart,
+        store=store,
     )
 
 
@@ -181,7 +184,8 @@ class WorkloadStream:
     (their strings are the result lines; kept, one event row each) and a logic capture's UART TX
     edges (kept by the site accumulator, decoded a batch at a time at the end)."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any = None) -> None:
+        self.store = store  #: the source's spill (:class:`.spill.Spill`), or None: in memory
         self.logs: list[np.ndarray] = []
 
     def feed(self, trace: Trace) -> None:
@@ -198,11 +202,11 @@ class WorkloadStream:
     def finish(self, stub: Any, sites: Any, options: dict[str, Any], occ: SiteAccumulator) -> Any:
         """Inside ``reuse_site_events()`` with ``stub``'s site occurrences seeded."""
         if not is_logic(stub):
-            return analyze(stub, sites, options)
+            return analyze(stub, sites, options, store=self.store)
         found = uart_channel(stub)
         if found is None:
-            return analyze(stub, sites, options, uart=("", 0))
+            return analyze(stub, sites, options, uart=("", 0), store=self.store)
         idx, init = found
         edges = ((ts, (kind == EventKind.EDGE_RISE).astype(np.int64)) for ts, kind in occ.batches_of(idx))
         data, _, errors = decode_edge_blocks(edges, init, uart_baud(options))
-        return analyze(stub, sites, options, uart=(data.decode("latin-1"), errors))
+        return analyze(stub, sites, options, uart=(data.decode("latin-1"), errors), store=self.store)

@@ -35,8 +35,7 @@ def _groups(rng: np.random.Generator) -> list[Series]:
 def _both(tmp_path: Path, seed: int) -> tuple[Any, Any]:
     series = _groups(np.random.default_rng(seed))
     whole = make_table(series, "logic")
-    with spill.spilling(tmp_path):
-        spilled = make_table(series, "logic")
+    spilled = make_table(series, "logic", spill.Spill(tmp_path))
     return whole, spilled
 
 

@@ -229,3 +229,25 @@ def test_shims_only_re_export() -> None:
         assert all(getattr(a, n) is getattr(b, n) for n in public)
         assert len((ROOT / (old.split(".")[1] + ".py")).read_text().splitlines()) <= 3
 
+
+
+#: the modules still holding state in a ContextVar (the site-occurrence memo, ``sites.reuse_site_events``;
+#: the spill store is passed explicitly: ``metrics.spill.Spill``, ``store=``)
+CONTEXT_STATE = {"sites.py"}
+
+
+def _context_state(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*.py")
+            if re.search(r"^\s*(import contextvars|from contextvars import)", p.read_text(), re.M)}
+
+
+def test_no_new_context_state() -> None:
+    """State reaches the analyzers through arguments: no module but those named keeps a ContextVar."""
+    assert _context_state(ROOT) == CONTEXT_STATE
+
+
+def test_the_context_state_check_sees_one(tmp_path: Path) -> None:
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "spill.py").write_text("import contextvars\n_S = contextvars.ContextVar('s')\n")
+    (tmp_path / "sites.py").write_text("from contextvars import ContextVar\n")
+    assert _context_state(tmp_path) == {"metrics/spill.py", "sites.py"} != CONTEXT_STATE

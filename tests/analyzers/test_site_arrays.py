@@ -24,8 +24,8 @@ TRACES = ("freertos/fft_workload/ref/trace.SVDat",  # SystemView marks
           "threadx/fft_workload-f2/ref/logic.sr")  # a logic capture's channels
 
 
-def _chunked(trace: Any, size: int) -> Any:
-    return analyze_chunks(lambda: slice_trace(trace, size), load_sites()).site_events
+def _chunked(trace: Any, size: int, store: Any = None) -> Any:
+    return analyze_chunks(lambda: slice_trace(trace, size), load_sites(), store=store).site_events
 
 
 def _assert_same(got: Any, want: Any) -> None:
@@ -43,8 +43,8 @@ def test_on_disk_equals_in_memory(name: str, size: int, tmp_path: Path) -> None:
     trace = open_trace(Q / name)
     want = site_events(trace, load_sites())
     assert not want.empty
-    with spill.spill_folder(tmp_path) as folder, spill.spilling(folder):
-        got = _chunked(trace, size)
+    with spill.spill_folder(tmp_path) as folder:
+        got = _chunked(trace, size, spill.Spill(folder))
     assert isinstance(got.ts, site_arrays.SiteArrays)
     assert any(got.ts.on_disk(n) for n in got.ts)
     _assert_same(got, want)
@@ -55,8 +55,8 @@ def test_read_after_the_spill_folder_is_gone_then_removed(tmp_path: Path) -> Non
     """The cross-validation reads a trace's occurrences after its spill folder is removed; the
     sites' own folder goes when the last array reading from it does."""
     trace = open_trace(Q / TRACES[0])
-    with spill.spill_folder(tmp_path) as folder, spill.spilling(folder):
-        got = _chunked(trace, 7)
+    with spill.spill_folder(tmp_path) as folder:
+        got = _chunked(trace, 7, spill.Spill(folder))
     assert not folder.exists()
     name = next(n for n in got.ts if got.ts.on_disk(n))
     with reuse_site_events():

@@ -39,8 +39,8 @@ def _analyzers(rng: np.random.Generator) -> list[list[Series]]:
 def _both(tmp_path: Path, rng: np.random.Generator) -> tuple[Any, Any]:
     groups = _analyzers(rng)
     whole = _stacked([make_table(g, "trace") for g in groups])
-    with spill.spilling(tmp_path):
-        spilled = _stacked([make_table(g, "trace") for g in groups])
+    store = spill.Spill(tmp_path)
+    spilled = _stacked([make_table(g, "trace", store) for g in groups])
     return whole, spilled
 
 
@@ -100,15 +100,13 @@ def test_times_in_ticks_are_relabelled_when_read_back(tmp_path: Path) -> None:
     assert set(spilled.read()["unit"].to_pylist()) == {"ticks"}
 
 
-def test_outside_spilling_nothing_is_spilled() -> None:
-    assert spill.active() is None
+def test_without_a_store_nothing_is_spilled() -> None:
     assert not spill.is_spilled(make_table([_series(np.random.default_rng(5), "x", 5)], "trace"))
 
 
 def test_mixed_tables_are_refused(tmp_path: Path) -> None:
     s = [_series(np.random.default_rng(6), "x", 5)]
-    with spill.spilling(tmp_path):
-        spilled = make_table(s, "trace")
+    spilled = make_table(s, "trace", spill.Spill(tmp_path))
     with pytest.raises(TypeError):
         _stacked([spilled, make_table(s, "trace")])
 
@@ -145,8 +143,8 @@ def test_lost_per_core_values_show(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     whole = outputs(f, tmp_path / "whole", None, "skip")
     real = spill._core_values
 
-    def lossy(out: Any, s: Any) -> None:
-        real(out, s)
+    def lossy(out: Any, s: Any, store: Any) -> None:
+        real(out, s, store)
         for k in list(out.core_values):
             if k[1] == 1:
                 short = []

@@ -38,8 +38,7 @@ def _pair(tmp_path: Path, seed: int, width: int | None) -> tuple[Parts, Parts, l
     """The same arrays appended to a Parts in memory and to one on disk."""
     mem = Parts(width=width)
     arrays = _fill(mem, np.random.default_rng(seed), width)
-    with spill.spilling(tmp_path):
-        disk = Parts(width=width)
+    disk = Parts(width=width, store=spill.Spill(tmp_path))
     for a in arrays:
         disk.append(a)
     return mem, disk, arrays
@@ -68,8 +67,7 @@ def test_selected_rows(tmp_path: Path, pick: list[int]) -> None:
     rng = np.random.default_rng(3)
     mem = Parts(width=4)
     arrays = _fill(mem, rng, 4)
-    with spill.spilling(tmp_path):
-        disk = Parts(width=4)
+    disk = Parts(width=4, store=spill.Spill(tmp_path))
     for a in arrays:
         disk.append(a)
     want = np.concatenate(arrays, axis=1)
@@ -86,27 +84,17 @@ def test_selected_rows(tmp_path: Path, pick: list[int]) -> None:
 def test_a_kept_array_is_a_copy(tmp_path: Path) -> None:
     """Changing an array after appending it changes nothing (the old lists kept references)."""
     for folder in (None, tmp_path):
-        with spill.spilling(folder) if folder else _nothing():
-            p = Parts()
+        p = Parts(store=spill.Spill(folder) if folder else None)
         a = np.arange(4)
         p.append(a)
         a[:] = 0
         assert p.concat().tolist() == [0, 1, 2, 3]
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *a: Any) -> None:
-        return None
-
-
 def test_event_rows_on_disk(tmp_path: Path) -> None:
     ev = empty_events(5)
     ev["ts"], ev["kind"], ev["value"] = np.arange(5) * 3, 7, -1
-    with spill.spilling(tmp_path):
-        p = Parts(dtype=EVENT_DTYPE)
+    p = Parts(dtype=EVENT_DTYPE, store=spill.Spill(tmp_path))
     p.append(ev[:2])
     p.append(ev[2:])
     assert p.concat().tobytes() == ev.tobytes()
@@ -126,8 +114,7 @@ def test_wrong_shapes_and_patches_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_short_scratch_file_is_an_error(tmp_path: Path) -> None:
-    with spill.spilling(tmp_path):
-        p = Parts(width=2)
+    p = Parts(width=2, store=spill.Spill(tmp_path))
     p.append(np.ones((2, 8), np.int64))
     path = next(tmp_path.iterdir())
     path.write_bytes(path.read_bytes()[:-8])
@@ -140,13 +127,12 @@ def assert_same_on_disk(trace: Any, size: int, folder: Path, ref: dict[str, Any]
     memory (``ref``, computed here if not given)."""
     sites = load_sites()
     ref = ref if ref is not None else in_memory(trace, sites)
-    with spill.spilling(folder):
-        got = analyze_chunks(lambda: slice_trace(trace, size), sites)
-        for name in STREAMED:
-            table = got.results[name].table
-            table = table.read() if spill.is_spilled(table) else table
-            assert table.equals(ref[name].table), name
-            assert _same(got.results[name].summary, ref[name].summary), name
+    got = analyze_chunks(lambda: slice_trace(trace, size), sites, store=spill.Spill(folder))
+    for name in STREAMED:
+        table = got.results[name].table
+        table = table.read() if spill.is_spilled(table) else table
+        assert table.equals(ref[name].table), name
+        assert _same(got.results[name].summary, ref[name].summary), name
 
 
 @pytest.mark.parametrize("size", [3, 1000])
@@ -344,8 +330,7 @@ def test_sorted_lookup_equals_a_search_of_the_whole(tmp_path: Path, monkeypatch:
     rng = np.random.default_rng(3)
     keys = np.unique(rng.integers(0, 200, 60)) * 2
     mem = Parts(width=2)
-    with spill.spilling(tmp_path):
-        disk = Parts(width=2)
+    disk = Parts(width=2, store=spill.Spill(tmp_path))
     for p in (mem, disk):
         for lo in range(0, keys.size, 5):
             p.append(np.stack([keys[lo:lo + 5], keys[lo:lo + 5] * 10]))

@@ -47,16 +47,15 @@ def _whole(batches: list[Series]) -> TableParts:
 def test_batches_on_disk_equal_the_whole_series(tmp_path: Path) -> None:
     batches = _batches(np.random.default_rng(1), SIZES)
     want = _whole(batches)
-    with spill.spilling(tmp_path):
-        got = TableParts("trace")
-        got.add_batches(iter(batches))
-        table = got.table()
-        assert spill.is_spilled(table)
-        assert _equal(table.read(), want.table())
-        t = want.table()
-        for c in range(3):
-            sel = t["core"].to_numpy() == c
-            assert table.core_stats("m.x", c) == summarize(t["value"].to_numpy()[sel])
+    got = TableParts("trace", spill.Spill(tmp_path))
+    got.add_batches(iter(batches))
+    table = got.table()
+    assert spill.is_spilled(table)
+    assert _equal(table.read(), want.table())
+    t = want.table()
+    for c in range(3):
+        sel = t["core"].to_numpy() == c
+        assert table.core_stats("m.x", c) == summarize(t["value"].to_numpy()[sel])
     assert got.stats.keys() == want.stats.keys() == {"m.x"}
     g, w = got.stats["m.x"].as_dict(), want.stats["m.x"].as_dict()
     assert g == w, (g, w)
@@ -73,12 +72,8 @@ def test_outside_a_spill_batches_are_joined() -> None:
 
 def test_no_instances_add_nothing(tmp_path: Path) -> None:
     for folder in (None, tmp_path):
-        got = TableParts("trace")
-        if folder is None:
-            got.add_batches(_batches(np.random.default_rng(3), [0, 0]))
-        else:
-            with spill.spilling(folder):
-                got.add_batches(_batches(np.random.default_rng(3), [0, 0]))
+        got = TableParts("trace", spill.Spill(folder) if folder else None)
+        got.add_batches(_batches(np.random.default_rng(3), [0, 0]))
         assert not got.stats and not got.tables
 
 
@@ -92,10 +87,9 @@ def test_a_lost_batch_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         return real(iter([b for i, b in enumerate(bs) if i != 3]), *a, **k)
 
     monkeypatch.setattr(spill, "_batch_tables", lossy)
-    with spill.spilling(tmp_path):
-        got = TableParts("trace")
-        got.add_batches(iter(batches))
-        assert got.table().num_rows != want.table().num_rows
+    got = TableParts("trace", spill.Spill(tmp_path))
+    got.add_batches(iter(batches))
+    assert got.table().num_rows != want.table().num_rows
     assert got.stats["m.x"] != want.stats["m.x"]
 
 
