@@ -159,3 +159,22 @@ def test_own_recording_at_a_glance(tracex_campaign, tracex_report):
             assert num(row["response_p99_ticks"]) == pytest.approx(float(rt["p99"]), rel=1e-3), name
             checked += 1
     assert checked >= 1
+
+
+def test_a_scatter_of_many_series_keeps_a_bounded_number_of_points() -> None:
+    """Six RTOSes of 5,000 instances: at most CHART_POINTS hoverable points in the chart (each series
+    at least MIN_POINTS), every series' smallest and largest value still drawn."""
+    import numpy as np
+
+    from analyzers.report import figures as F
+
+    rng = np.random.default_rng(7)
+    ser = [F.Series(f"rtos{k}", rng.normal(1000 + k, 5, 5000), np.arange(5000) * 1e3,
+                    np.arange(5000)) for k in range(6)]
+    svg = F.scatter(ser)
+    assert svg.count("<circle") <= F.CHART_POINTS * 1.05
+    for s in ser:  # the extremes: the tips of the smallest and largest value
+        for i in (int(np.argmin(s.values)), int(np.argmax(s.values))):
+            assert f"{s.label} instance #{i} at" in svg, (s.label, i)
+    one = F.scatter(ser[:1])
+    assert F.MAX_POINTS * 0.9 <= one.count("<circle") <= F.MAX_POINTS * 1.05
