@@ -96,9 +96,13 @@ def _svg(w: float, h: float, body: Sequence[str], label: str) -> str:
     )
 
 
-def _mark(tag: str, tip: str, **attrs: Any) -> str:
+def _mark(tag: str, tip: str, title: bool = True, **attrs: Any) -> str:
+    """A hoverable mark: its tip shown by the report's script (``data-tip``) and, with ``title``, also
+    as the SVG ``<title>`` (the browser's own tooltip, read by screen readers). A scatter's hundreds
+    of points go without: the chart is labelled as a whole, and the text once per point halves it."""
     a = " ".join(f"{k.replace('_', '-')}='{v}'" for k, v in attrs.items())
-    return f"<{tag} {a} data-tip='{esc(tip)}'><title>{esc(tip)}</title></{tag}>"
+    inner = f"<title>{esc(tip)}</title>" if title else ""
+    return f"<{tag} {a} data-tip='{esc(tip)}'>{inner}</{tag}>"
 
 
 def _axis_x(x0: float, x1: float, y: float, lo: float, hi: float, unit: str) -> list[str]:
@@ -321,7 +325,7 @@ def scatter(series: Sequence[Series], unit_scale: float = 1e3, unit: str = "µs"
         col = colour(s.label, k)
         v = s.values / unit_scale
         for i in _thin(v, per).tolist():
-            body.append(_mark("circle", _instance_tip(s, i, float(v[i]), unit, window),
+            body.append(_mark("circle", _instance_tip(s, i, float(v[i]), unit, window), title=False,
                               cx=f"{sx(float(s.times[i])):.1f}", cy=f"{sy(v[i]):.1f}", r=2.2, fill=col,
                               fill_opacity="0.7"))
     body.append(f"<text x='4' y='{y1 + 4}' class='tk'>{esc(unit)}</text>")
