@@ -112,7 +112,7 @@ REPRODUCED = [
     "ucos2/isr_latency/ref",  # µC/OS-II, the same recorder
     "riot/ctx_switch-n2/ref",  # RIOT from CT_DEPS_DIR/RIOT (firmware/ports/riot/riot.mk; issue 35)
     "freertos/finegrained-c/board",  # the fine-grained tests (firmware/apps/finegrained; issue 34 item 3)
-    "freertos/rtosbench-mutex/ref",  # RTOSBench: + the upstream test from CT_DEPS_DIR/RTOSBench (issue 34)
+    "freertos/rtosbench-mutex/board",  # RTOSBench: + the upstream test from CT_DEPS_DIR/RTOSBench (issue 34)
 ]
 VOLATILE = (("qemu", "wall_s"), ("created_utc",))
 
@@ -224,7 +224,7 @@ SAMPLED_RTOSES = ("zephyr", "ucos3", "ucos2", "riot")
 # them.
 REBUILT_FG_SAMPLE = ("freertos/finegrained-h-untraced/board", "threadx/finegrained-b-untraced/board")
 #: RTOSBench's images (one per test and build): a sample besides the reproduced FreeRTOS mutex one
-REBUILT_RB_SAMPLE = ("threadx/rtosbench-sem/ref", "freertos/rtosbench-round_robin-untraced/ref")
+REBUILT_RB_SAMPLE = ("threadx/rtosbench-sem/board", "freertos/rtosbench-round_robin-untraced/board")
 
 
 def rebuilt(spec, rid: str) -> bool:
