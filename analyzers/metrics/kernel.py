@@ -183,10 +183,12 @@ class KernelStream:
             n, state[1] = count_switches(k, cid, state[1])
             state[0] += n
         cores = ev["core"]
-        nxt_mask = (kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)
         out_rows = np.flatnonzero(kind == K.TASK_SWITCH_OUT)
         found: list[np.ndarray] = []
-        for c in sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out)):
+        todo = sorted(set(np.unique(cores[out_rows]).tolist()) | set(self.sw_out))
+        # the next switch-in or idle: only for a trace that records switch-outs (most record none)
+        nxt_mask = ((kind == K.TASK_SWITCH_IN) | (kind == K.IDLE)) if todo else None
+        for c in todo:
             on = cores == c
             nxt = np.flatnonzero(on & nxt_mask)
             o = out_rows[cores[out_rows] == c]

@@ -81,8 +81,8 @@ class CausedSwitchIn:
         single = not core.any()  # every row on core 0: no per-core split
         here = ([0] if interesting.any() else []) if single else np.unique(core[interesting]).tolist()
         for c in sorted(set(here) | set(self.pending)):
-            rows = (np.flatnonzero(interesting) if c == 0 else np.zeros(0, np.int64)) if single \
-                else np.flatnonzero(interesting & (core == c))
+            # one core's rows (single: core 0 has them all, another core's pending row none)
+            rows = np.flatnonzero(interesting & ((core == c) if not single else (c == 0)))
             p = self.pending.pop(c, None)
             g = rows + row0
             t = ts[rows]
